@@ -1,0 +1,92 @@
+"""segment: mechanics of the cervical motion segment C5-C6.
+
+The model of Kecskemethy, Lange and Grabner (DETC2000/MECH-6821 and the companion cylinder
+end-face paper): C6 is fixed, C5 moves on a 6-DOF joint, joined by the intervertebral disc
+(eq. 1, Table 2), six tension-only ligaments (Tables 3 and 4) and two facet joints modelled as
+regularized cylinder end-face contacts. A Newton-Raphson finder computes static equilibria.
+
+Conventions
+-----------
+* Frames: C6 fixed, +x anterior, +z superior, +y = z x x (left). Ligament insertions are given
+  in each vertebra's own frame.
+* Units inside: mm, N, N mm, rad, s. Degrees and N m appear only at the edges (CSV headers,
+  ``*_deg`` / ``*_Nm`` keyword arguments, tables and reports).
+* Reference pose of C5 in C6 (Table 1): origin s0 = (-2.8, 0, 17.4) mm, R0 = Ry(-5.2 deg).
+* Generalized coordinates q = (x, y, z, phi_x, phi_y, phi_z):
+  p_C5 = s0 + R0 (x, y, z), R_C5 = R0 Rx(phi_x) Ry(phi_y) Rz(phi_z); q = 0 is the reference
+  pose. phi_y >= 0 is flexion.
+* Loads: a force through the C5 origin and a pure moment, joint-frame components, fixed in
+  space. The nine cases: AS +Fx, PS -Fx, LS +Fy, TNS +Fz, CMP -Fz (20 N); LB +Mx, FLX +My,
+  EXT -My, AR +Mz (1.8 N m).
+
+Example
+-------
+>>> import segment
+>>> model = segment.c5c6()
+>>> result = segment.solve(model, segment.LOAD_CASES["FLX"])
+>>> result.converged
+True
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from segment.disc import DOF_NAMES, DiscStiffness
+from segment.equilibrium import EquilibriumResult, solve
+from segment.facet import ContactLaw, Disc, FacetJoint, disc_contact
+from segment.io import LIGAMENT_NAMES, load_parameters
+from segment.kinematics import ReferencePose
+from segment.ligament import Ligament, TrilinearCurve
+from segment.loads import Load
+from segment.model import Segment
+
+__all__ = [
+    "DOF_NAMES",
+    "LIGAMENT_NAMES",
+    "LOAD_CASES",
+    "ContactLaw",
+    "Disc",
+    "DiscStiffness",
+    "EquilibriumResult",
+    "FacetJoint",
+    "Ligament",
+    "Load",
+    "ReferencePose",
+    "Segment",
+    "TrilinearCurve",
+    "c5c6",
+    "disc_contact",
+    "load_parameters",
+    "solve",
+]
+
+__version__ = "0.1.0"
+
+LOAD_CASES = MappingProxyType(load_parameters().load_cases)
+"""The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""
+
+
+def c5c6(*, ligaments=True, facets=True, data_dir=None) -> Segment:
+    """The published C5-C6 model.
+
+    Parameters
+    ----------
+    ligaments : bool or sequence of str
+        True for all six, False for none, or the names to keep, e.g. ``("ALL", "PLL")``
+        for the segment with the posterior elements removed.
+    facets : bool
+        Include the two facet joints.
+    data_dir : path, optional
+        A folder with the same CSV tables as ``data/`` (default: the packaged tables).
+    """
+    p = load_parameters(data_dir)
+    model = Segment(reference=p.reference, disc=p.disc, ligaments=p.ligaments,
+                    facets=p.facets if facets else (), contact_law=p.contact_law)
+    if ligaments is True:
+        return model
+    if ligaments is False or ligaments is None:
+        return model.replace(ligaments=())
+    if isinstance(ligaments, str):
+        ligaments = (ligaments,)
+    return model.with_ligaments(ligaments)

@@ -1,0 +1,293 @@
+"""Static equilibrium of C5 by Newton-Raphson (the paper's MoStaticEquilibriumFinder).
+
+Solves ``residual(q, load) = 0`` for the six joint coordinates:
+
+* Newton steps with the complex-step Jacobian of :class:`~segment.model.Segment`;
+* the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
+  that millimetres and radians mix well; convergence means
+  ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
+* each step is capped (2 mm, 0.2 rad) and globalised by a backtracking (Armijo) line search on
+  ``0.5 |scaled residual|^2``;
+* when the full load fails from ``q0``, automatic load stepping: the load is applied in
+  fractions (halved on failure, doubled on success), each solve warm-started from the last.
+
+The solver never raises for non-convergence and never returns NaN as an answer: the result
+carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last finite iterate.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from segment.disc import DOF_NAMES
+from segment.kinematics import cardan_xyz, pose
+from segment.loads import Load
+from segment.model import Segment, SegmentState, _residual_jacobian
+
+__all__ = ["EquilibriumResult", "IterationRecord", "solve"]
+
+FORCE_SCALE_N = 20.0
+MOMENT_SCALE_NMM = 1800.0
+RESIDUAL_SCALE = np.array([FORCE_SCALE_N] * 3 + [MOMENT_SCALE_NMM] * 3)
+DEFAULT_TOL = 1e-10
+MAX_STEP_MM = 2.0
+MAX_STEP_RAD = 0.2
+ARMIJO_C = 1e-4
+MIN_LINE_SEARCH_STEP = 1.0 / 1024
+MIN_LOAD_STEP = 1.0 / 4096
+
+CONVERGED, MAX_ITERATIONS, LINE_SEARCH_FAILED, LOAD_STEPPING_FAILED, NOT_FINITE = range(5)
+STATUS_TEXT = ("converged", "iteration limit reached", "line search failed",
+               "load stepping could not advance", "non-finite residual or step")
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One Newton step: load fraction, scaled residual norm before the step, step length."""
+
+    iteration: int
+    load_fraction: float
+    residual_norm: float
+    step_length: float
+
+
+def _scaled_norm(r: np.ndarray) -> float:
+    return float(np.max(np.abs(r / RESIDUAL_SCALE)))
+
+
+def _newton(params, f, q, fraction, tol, max_iterations, history):
+    """Newton with line search at one load vector ``f``; returns (q, status, residual norm)."""
+    r, J = _residual_jacobian(q, f, params)
+    norm = _scaled_norm(r)
+    for _ in range(max_iterations):
+        if norm <= tol:
+            return q, CONVERGED, norm
+        try:
+            dq = np.linalg.solve(J, -r)
+        except np.linalg.LinAlgError:
+            dq = np.linalg.lstsq(J, -r, rcond=None)[0]
+        if not np.all(np.isfinite(dq)):
+            return q, NOT_FINITE, norm
+        cap = max(np.max(np.abs(dq[:3])) / MAX_STEP_MM, np.max(np.abs(dq[3:])) / MAX_STEP_RAD)
+        if cap > 1.0:
+            dq = dq / cap
+        phi0 = 0.5 * float(np.sum((r / RESIDUAL_SCALE) ** 2))
+        alpha = 1.0
+        while True:
+            q_try = q + alpha * dq
+            r_try, J_try = _residual_jacobian(q_try, f, params)
+            phi = 0.5 * float(np.sum((r_try / RESIDUAL_SCALE) ** 2))
+            if np.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
+                break
+            alpha *= 0.5
+            if alpha < MIN_LINE_SEARCH_STEP:
+                history.append(IterationRecord(len(history) + 1, fraction, norm, 0.0))
+                return q, LINE_SEARCH_FAILED, norm
+        history.append(IterationRecord(len(history) + 1, fraction, norm, alpha))
+        q, r, J = q_try, r_try, J_try
+        norm = _scaled_norm(r)
+    return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm
+
+
+@dataclass(frozen=True)
+class EquilibriumResult:
+    """Outcome of :func:`solve`.
+
+    Attributes
+    ----------
+    q : ndarray, shape (6,)
+        Joint coordinates (x, y, z [mm], phi_x, phi_y, phi_z [rad]) of the last iterate; this is
+        the displacement from the reference pose in the joint frame.
+    converged : bool
+    status : int
+        0 converged, 1 iteration limit, 2 line search failed, 3 load stepping failed,
+        4 non-finite residual.
+    message : str
+    iterations : int
+        Newton steps taken, over all load steps.
+    residual_norm : float
+        ``max(|F_i| / 20 N, |M_i| / 1800 N mm)`` at ``q``.
+    load : Load
+    load_steps : int
+        Number of load increments used (1 when the full load converged directly).
+    history : tuple of IterationRecord
+    q_unloaded : ndarray or None
+        The unloaded equilibrium of the same model (None if it did not converge).
+    """
+
+    q: np.ndarray
+    converged: bool
+    status: int
+    message: str
+    iterations: int
+    residual_norm: float
+    load: Load
+    load_steps: int
+    history: tuple[IterationRecord, ...]
+    q_unloaded: np.ndarray | None
+    model: Segment
+
+    @functools.cached_property
+    def state(self) -> SegmentState:
+        """Element forces at ``q`` (disc, ligaments, facets)."""
+        return self.model.state(self.q)
+
+    @property
+    def displacement_from_reference(self) -> np.ndarray:
+        """``q``: displacement from the reference pose in the joint frame [mm, rad]."""
+        return self.q.copy()
+
+    @property
+    def displacement_from_unloaded(self) -> np.ndarray | None:
+        """``q - q_unloaded`` [mm, rad], or None when the unloaded solve failed."""
+        return None if self.q_unloaded is None else self.q - self.q_unloaded
+
+    @property
+    def pose_c6(self) -> tuple[np.ndarray, np.ndarray]:
+        """Absolute pose of C5 in C6: origin [mm] and rotation matrix C5 -> C6."""
+        return pose(self.q, self.model.reference)
+
+    @property
+    def absolute(self) -> np.ndarray:
+        """Absolute C5 pose in C6: origin (x, y, z) [mm] and Cardan x-y-z angles [rad]."""
+        p, R = self.pose_c6
+        return np.concatenate([p, cardan_xyz(R)])
+
+    def table(self) -> pd.DataFrame:
+        """Displacements in mm and degrees: one row per coordinate, three views as columns."""
+        def conv(v):
+            return None if v is None else np.concatenate([v[:3], np.degrees(v[3:])])
+
+        units = ["mm"] * 3 + ["deg"] * 3
+        from_unloaded = conv(self.displacement_from_unloaded)
+        return pd.DataFrame({
+            "coordinate": DOF_NAMES,
+            "unit": units,
+            "from_reference": conv(self.q),
+            "from_unloaded": (from_unloaded if from_unloaded is not None
+                              else [float("nan")] * 6),
+            "absolute_in_c6": conv(self.absolute),
+        })
+
+    def to_dict(self) -> dict:
+        """JSON-friendly summary (mm, degrees, N)."""
+        def conv(v):
+            if v is None:
+                return None
+            return dict(zip(DOF_NAMES, [*v[:3].tolist(), *np.degrees(v[3:]).tolist()],
+                            strict=True))
+
+        st = self.state
+        return {
+            "load": self.load.name,
+            "converged": self.converged,
+            "status": self.status,
+            "message": self.message,
+            "iterations": self.iterations,
+            "load_steps": self.load_steps,
+            "residual_norm": self.residual_norm,
+            "units": {"translation": "mm", "rotation": "deg", "force": "N"},
+            "from_reference": conv(self.q),
+            "from_unloaded": conv(self.displacement_from_unloaded),
+            "absolute_in_c6": conv(self.absolute),
+            "ligaments": st.ligament_table().to_dict(orient="records"),
+            "facets": st.facet_table().to_dict(orient="records"),
+            "disc_force": dict(zip(DOF_NAMES, st.disc_force.tolist(), strict=True)),
+        }
+
+
+def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
+              max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
+    """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
+    if not isinstance(load, Load):
+        raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    if int(max_iterations) < 1:
+        raise ValueError(f"max_iterations must be >= 1, got {max_iterations!r}")
+    q = np.zeros(6) if q0 is None else np.array(q0, dtype=float)
+    if q.shape != (6,) or not np.all(np.isfinite(q)):
+        raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
+    params = model._params
+    f = load.as_array()
+    history: list[IterationRecord] = []
+
+    q_new, status, norm = _newton(params, f, q, 1.0, tol, max_iterations, history)
+    steps = 1
+    if status == CONVERGED:
+        q = q_new
+    else:  # automatic load stepping from q0
+        fraction, step = 0.0, 0.25
+        steps = 0
+        status = LOAD_STEPPING_FAILED
+        while len(history) < 4 * max_iterations:
+            target = min(1.0, fraction + step)
+            q_try, st, norm_try = _newton(params, f * target, q, target, tol, max_iterations,
+                                          history)
+            steps += 1
+            if st == CONVERGED:
+                q, fraction, norm = q_try, target, norm_try
+                if fraction >= 1.0:
+                    status = CONVERGED
+                    break
+                step = min(2.0 * step, 1.0 - fraction)
+            else:
+                step *= 0.5
+                if step < MIN_LOAD_STEP:
+                    break
+        if status != CONVERGED:
+            r, _ = _residual_jacobian(q, f, params)
+            norm = _scaled_norm(r)
+    converged = status == CONVERGED
+    n_iter = sum(1 for h in history if h.step_length > 0)
+    if converged:
+        message = (f"converged in {n_iter} iterations"
+                   + (f" over {steps} load steps" if steps > 1 else "")
+                   + f" (scaled residual {norm:.1e})")
+    else:
+        message = (f"did not converge: {STATUS_TEXT[status]} after {n_iter} iterations "
+                   f"(scaled residual {norm:.1e})")
+    return EquilibriumResult(
+        q=q, converged=converged, status=status, message=message, iterations=n_iter,
+        residual_norm=norm, load=load, load_steps=steps, history=tuple(history),
+        q_unloaded=None if q_unloaded is None else np.array(q_unloaded, dtype=float),
+        model=model)
+
+
+def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
+          max_iterations: int = 60) -> EquilibriumResult:
+    """Static equilibrium of C5 under ``load``.
+
+    Parameters
+    ----------
+    model : Segment
+    load : Load
+    q0 : array_like, shape (6,), optional
+        Starting point (default: the reference pose q = 0).
+    tol : float
+        Convergence tolerance on the scaled residual (default 1e-10: 2e-9 N, 1.8e-7 N mm).
+    max_iterations : int
+        Newton steps per load step.
+
+    Returns
+    -------
+    EquilibriumResult
+        ``converged`` False with a ``message`` when no equilibrium was found.
+
+    Examples
+    --------
+    >>> import segment
+    >>> r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    >>> r.converged
+    True
+    """
+    unloaded = model.unloaded
+    q_unloaded = unloaded.q if unloaded.converged else None
+    return solve_raw(model, load, q0=q0, tol=tol, max_iterations=max_iterations,
+                     q_unloaded=q_unloaded)

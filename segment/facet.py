@@ -1,0 +1,400 @@
+"""Facet joints as regularized cylinder end-face contacts.
+
+Sources: Kecskemethy, Lange and Grabner, "Efficient modeling of rigid-body impacts between
+cylinder end faces using the regularized approach" (the *cylinder paper*, sections 1.1-1.3) and
+DETC2000/MECH-6821 ("Impact Analysis", "Facet Joints", the contact force law).
+
+Geometry and names
+------------------
+Each facet is the end face of a cylinder: a disc with centre ``c``, unit normal ``n`` pointing
+*out of* the face (towards the partner) and radius ``r``; the solid lies behind the face.
+Disc 2 is the superior facet of C6, disc 1 the inferior facet of C5. With
+``c = c2 - c1`` (paper), ``alpha`` the angle between ``n1`` and ``-n2`` (0 when the faces are
+parallel and facing), ``sin(alpha) = |n1 x n2|`` and ``dn = n1 + n2`` (the paper's Delta n)::
+
+              n1 |              face 1 (C5 facet), solid above
+           ______v______
+      ~~~~~~~~~~~~~~~~~~~~~~    overlap = penetration
+           -----^-----
+              n2 |              face 2 (C6 facet), solid below
+
+What we compute (decisions where the papers leave room)
+-------------------------------------------------------
+1. *Projection plane.* The cylinder paper projects the discs on the plane normal to the
+   (almost parallel) axes and neglects the distortion of the circles into ellipses. We project
+   along the bisector ``m = (n2 - n1)/|n2 - n1|`` and *unfold* the projection (stretch it by
+   1/cos(alpha/2) along the tilt direction), which makes both rims exact circles of radii r1,
+   r2 at any tilt: points of face 1 and face 2 on the same line along ``m`` share unfolded
+   coordinates and distances within each face are preserved.
+2. *Penetration.* ``u(y)`` at unfolded point ``y`` is the depth of the face-1 point below the
+   plane of face 2, measured along n2; it equals the depth of the face-2 point below face 1
+   measured along n1, so cases 1 and 2 measure the same thing. It is affine in ``y``:
+   ``u(y) = c . n2 + sin(alpha) * (w . y)`` with ``w = -dn/|dn|`` (origin at C1). At the rim
+   point of case 1 this is the paper's depth ``c . n2 + r1 sin(alpha)`` (the paper's d with the
+   opposite sign: we report penetration >= 0, 0 when apart).
+3. *Steep contact point P* = the deepest point of the overlap of the two unfolded circles (the
+   "lens"). It is the rim point ``r1 w`` of disc 1 when that lies within disc 2 (case 1, edge of
+   disc 1 on the face of disc 2; this is the paper's test cos(phi1) >= cos(beta1), with full
+   containment and "virtual contact outside" as its limits), else the rim point ``e + r2 w`` of
+   disc 2 when that lies within disc 1 (case 2), else a crossing point of the two rims (case 3,
+   edge-edge).
+4. *Case 3 deviation.* The cylinder paper measures edge-edge penetration along the line of
+   intersection of the face planes (chord overlap) and pushes along that line. For facing
+   discs that measure differs from the edge-face depth where case 3 meets cases 1 and 2, so the
+   force would jump there. We measure the depth at the rim crossing like cases 1 and 2 (both
+   measures are zero at first touch) and keep the force continuous.
+5. *Flat contact point M* lies on the centre line at ``L = (c + r1 - r2)/2`` from C1, at C1 when
+   disc 1 lies within disc 2 and at C2 when disc 2 lies within disc 1 (paper, section 1.2).
+6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
+   (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
+   ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
+7. *Line of action.* Case 1 pushes disc 1 along n2 (normal to the face the edge rests on),
+   case 2 along -n1. At a rim crossing the direction turns continuously from n2 to -n1 as the
+   deepest point moves from the rim of disc 1 to the rim of disc 2 (weight by the angle between
+   the rim normals). The reported point is the middle of the penetration segment (the paper's
+   d/2 convention).
+8. *Not facing.* When ``n1 . n2 >= 0`` the faces do not face each other (alpha >= 90 deg); the
+   end-face model does not apply and the contact reports ``not-facing`` with no force.
+
+Contact force law (DETC2000/MECH-6821, "Facet Joints")::
+
+    F_c = b_f du/dt + { k2 u^2                     0 <= u <= u_t
+                      { k2 u_t^2 + k1 (u - u_t)    u > u_t
+
+with k2 = 2e9 N/m^2 = 2000 N/mm^2, u_t = 0.3 mm, k1 = 1.2e6 N/m = 1200 N/mm (continuous in value
+and slope at u_t). The force on disc 1 (C5) is ``F_c * direction``; C6 receives the opposite.
+"""
+
+from __future__ import annotations
+
+import cmath
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from segment._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
+
+__all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "disc_contact"]
+
+# Regime codes of the kernel and their names.
+APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE = range(7)
+REGIMES = ("apart", "not-facing", "flat", "almost-flat", "edge-face-1", "edge-face-2",
+           "edge-edge")
+# Blend weight below which the virtual point is nearer M than P: reported as "almost-flat".
+ALMOST_FLAT_WEIGHT = 0.5
+_TINY = 1e-300
+# Relative slack of the "rim point lies within the other disc" tests (rounding of |w| = 1).
+_INSIDE_SLACK = 1e-12
+
+
+@dataclass(frozen=True)
+class Disc:
+    """A cylinder end face: centre [mm], outward unit normal, radius [mm]."""
+
+    center: np.ndarray
+    normal: np.ndarray
+    radius: float
+
+    def __post_init__(self):
+        c = np.array(self.center, dtype=float)
+        n = np.array(self.normal, dtype=float)
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise ValueError(f"disc center must be 3 finite numbers [mm], got {self.center!r}")
+        if n.shape != (3,) or not np.all(np.isfinite(n)):
+            raise ValueError(f"disc normal must be 3 finite numbers, got {self.normal!r}")
+        length = float(np.linalg.norm(n))
+        if not length > 1e-12:
+            raise ValueError(f"disc normal must be non-zero, got {self.normal!r}")
+        if not (np.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"disc radius must be > 0 [mm], got {self.radius!r}")
+        n = n / length
+        c.setflags(write=False)
+        n.setflags(write=False)
+        object.__setattr__(self, "center", c)
+        object.__setattr__(self, "normal", n)
+        object.__setattr__(self, "radius", float(self.radius))
+
+    def transformed(self, R: np.ndarray, p: np.ndarray) -> Disc:
+        """This disc mapped by ``x -> R x + p`` (R a rotation)."""
+        return Disc(R @ self.center + p, R @ self.normal, self.radius)
+
+
+@dataclass(frozen=True)
+class ContactResult:
+    """Outcome of :func:`disc_contact`.
+
+    Attributes
+    ----------
+    penetration : float
+        Depth [mm] at the virtual contact point, >= 0; 0 when apart.
+    point : ndarray, shape (3,)
+        Virtual contact point [mm]: middle of the penetration segment (the would-be contact
+        point when apart and overlapping in projection).
+    direction : ndarray, shape (3,)
+        Unit vector along which the contact force pushes disc 1.
+    regime : str
+        One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
+        disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
+    case : str
+        The steep contact case behind P (``edge-face-1``, ``edge-face-2``, ``edge-edge``) or the
+        regime when there is none.
+    blend_weight : float
+        1 - exp(-C sin alpha): 0 at M (flat), 1 at P (steep).
+    sin_alpha : float
+        Sine of the angle between the face normals.
+    """
+
+    penetration: float
+    point: np.ndarray
+    direction: np.ndarray
+    regime: str
+    case: str
+    blend_weight: float
+    sin_alpha: float
+
+
+@dataclass(frozen=True)
+class ContactLaw:
+    """Quadratic-then-linear facet contact law (DETC2000/MECH-6821).
+
+    Parameters
+    ----------
+    k_quadratic : float
+        k2 [N/mm^2] (2e9 N/m^2 = 2000 N/mm^2).
+    u_transition : float
+        u_t [mm] (0.3 mm).
+    k_linear : float
+        k1 [N/mm] (1.2e6 N/m = 1200 N/mm).
+    damping : float
+        b_f [N s/mm] (300 N s/m = 0.3 N s/mm); dynamics only.
+    """
+
+    k_quadratic: float
+    u_transition: float
+    k_linear: float
+    damping: float = 0.0
+
+    def __post_init__(self):
+        for name in ("k_quadratic", "u_transition", "k_linear"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"contact law: {name} must be > 0, got {v}")
+        if not (np.isfinite(self.damping) and self.damping >= 0):
+            raise ValueError(f"contact law: damping must be >= 0, got {self.damping}")
+
+    @property
+    def force_at_transition(self) -> float:
+        """k2 u_t^2 [N] (180 N for the published law)."""
+        return self.k_quadratic * self.u_transition**2
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.k_quadratic, self.u_transition, self.k_linear])
+
+    def __call__(self, u: float) -> tuple[float, float]:
+        """Return force [N] and slope dF/du [N/mm] at penetration ``u`` [mm]."""
+        f, s = _contact_force(complex(u), self.as_array())
+        return f.real, s
+
+
+@njit(cache=True)
+def _contact_force(u, law):
+    """Contact law value (complex, analytic in u) and slope (real)."""
+    k2, ut, k1 = law[0], law[1], law[2]
+    x = u.real
+    if x <= 0.0:
+        return 0j, 0.0
+    if x <= ut:
+        return k2 * u * u, 2.0 * k2 * x
+    return k2 * ut * ut + k1 * (u - ut), k1
+
+
+@njit(cache=True)
+def _contact(c1, n1, r1, c2, n2, r2, blend):
+    """Regularized cylinder end-face contact (see the module docstring, items 1-8).
+
+    All vector arguments are complex 3-tuples; radii and blend are reals. Returns
+    ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` may be negative
+    (a gap) and ``regime``/``case`` are integer codes.
+    """
+    z3 = (0j, 0j, 0j)
+    c = sub(c2, c1)
+    n1n2 = dot(n1, n2)
+    if n1n2.real >= 0.0:
+        mid = scale(0.5, add(c1, c2))
+        return -1.0 + 0j, mid, n2, NOT_FACING, NOT_FACING, 0.0 + 0j, 0j
+    # bisector normal m (|n2 - n1| >= sqrt(2) when facing) and cos(alpha/2) = m . n2
+    sm = sub(n2, n1)
+    m = scale(1.0 / norm(sm), sm)
+    cos_h = dot(m, n2)
+    x12 = cross(n1, n2)
+    sin_a = cmath.sqrt(dot(x12, x12))
+    # tilt direction w = -dn/|dn| (undefined when parallel: then the blend weight is 0)
+    dn = add(n1, n2)
+    dnn = dot(dn, dn)
+    if abs(dnn) > _TINY:
+        w = scale(-1.0 / cmath.sqrt(dnn), dn)
+    else:
+        w = z3
+    stretch = 1.0 / cos_h - 1.0
+    # unfolded in-plane vector from C1 to C2
+    cp = sub(c, scale(dot(c, m), m))
+    e = add(cp, scale(stretch * dot(cp, w), w))
+    ee = dot(e, e)
+    ce = cmath.sqrt(ee) if abs(ee) > _TINY else 0j
+    u0 = dot(c, n2)  # depth below face 2 of the face-1 point at C1
+    if ce.real >= r1 + r2:  # projections do not overlap
+        mid = scale(0.5, add(c1, c2))
+        return -1.0 + 0j, mid, n2, APART, APART, 0.0 + 0j, sin_a
+    # flat contact point M = t e (item 5)
+    if ce.real > 0.0:
+        t = clip_real(0.5 * (1.0 + (r1 - r2) / ce), 0j, 1.0 + 0j)
+    elif r1 == r2:
+        t = 0.5 + 0j
+    elif r1 < r2:
+        t = 0j
+    else:
+        t = 1.0 + 0j
+    M = scale(t, e)
+    # steep contact point P: deepest point of the lens (item 3)
+    y1 = scale(r1, w)
+    y2 = add(e, scale(r2, w))
+    d1 = sub(y1, e)
+    if dot(d1, d1).real <= r2 * r2 * (1.0 + _INSIDE_SLACK):
+        P = y1
+        case = EDGE_FACE_1
+        lam = 0j
+    elif dot(y2, y2).real <= r1 * r1 * (1.0 + _INSIDE_SLACK):
+        P = y2
+        case = EDGE_FACE_2
+        lam = 1.0 + 0j
+    else:  # rims cross; here |r1 - r2| < ce < r1 + r2, so ce > 0
+        eh = scale(1.0 / ce, e)
+        a = (ee + r1 * r1 - r2 * r2) / (2.0 * ce)
+        hh = r1 * r1 - a * a
+        h = cmath.sqrt(hh) if hh.real > 0.0 else 0j
+        ep = cross(m, eh)
+        yp = add(scale(a, eh), scale(h, ep))
+        ym = sub(scale(a, eh), scale(h, ep))
+        P = yp if dot(w, yp).real >= dot(w, ym).real else ym
+        case = EDGE_EDGE
+        nu1 = scale(1.0 / r1, P)
+        nu2 = scale(1.0 / r2, sub(P, e))
+        s1 = dot(m, cross(nu1, w))
+        s2 = dot(m, cross(w, nu2))
+        if abs(s1 + s2) > 1e-15:
+            lam = clip_real(s1 / (s1 + s2), 0j, 1.0 + 0j)
+        else:
+            lam = 0.5 + 0j
+    # blending between M and P (item 6)
+    weight = 1.0 - cmath.exp(-blend * sin_a)
+    V = add(M, scale(weight, sub(P, M)))
+    u = u0 + sin_a * dot(w, V)
+    # fold V back onto face 1, then go half the penetration along m (item 7)
+    vw = dot(V, w)
+    v_mid = sub(V, scale((1.0 - cos_h) * vw, w))
+    q1 = add(c1, add(v_mid, scale(dot(v_mid, n1) / cos_h, m)))
+    point = add(q1, scale(0.5 * u / cos_h, m))
+    dvec = sub(scale(1.0 - lam, n2), scale(lam, n1))
+    direction = scale(1.0 / norm(dvec), dvec)
+    if u.real <= 0.0:
+        regime = APART
+    elif sin_a.real == 0.0 and sin_a.imag == 0.0:
+        regime = FLAT
+    elif weight.real < ALMOST_FLAT_WEIGHT:
+        regime = ALMOST_FLAT
+    else:
+        regime = case
+    return u, point, direction, regime, case, weight, sin_a
+
+
+def _tuple(a) -> tuple[complex, complex, complex]:
+    return (complex(a[0]), complex(a[1]), complex(a[2]))
+
+
+def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
+    """Contact of two cylinder end faces given in one frame.
+
+    Parameters
+    ----------
+    disc1, disc2 : Disc
+        The two end faces, normals pointing out of their faces.
+    blend : float
+        Blending constant C >= 0 of r = r0 (1 - exp(-C sin alpha)).
+
+    Returns
+    -------
+    ContactResult
+        Penetration [mm] (>= 0), virtual contact point, direction of the force on disc 1 and
+        the regime. Never NaN for finite discs.
+
+    Examples
+    --------
+    Two parallel facing discs of radius 5 mm, overlapping by 0.1 mm:
+
+    >>> top = Disc([0, 0, -0.1], [0, 0, -1], 5.0)
+    >>> bottom = Disc([0, 0, 0], [0, 0, 1], 5.0)
+    >>> r = disc_contact(top, bottom, blend=16.7)
+    >>> round(r.penetration, 12), r.regime, r.direction.tolist()
+    (0.1, 'flat', [0.0, 0.0, 1.0])
+    """
+    if not (np.isfinite(blend) and blend >= 0):
+        raise ValueError(f"blend constant C must be >= 0, got {blend!r}")
+    u, point, direction, regime, case, weight, sin_a = _contact(
+        _tuple(disc1.center), _tuple(disc1.normal), disc1.radius,
+        _tuple(disc2.center), _tuple(disc2.normal), disc2.radius, float(blend))
+    return ContactResult(
+        penetration=max(u.real, 0.0),
+        point=np.array([x.real for x in point]),
+        direction=np.array([x.real for x in direction]),
+        regime=REGIMES[regime],
+        case=REGIMES[case],
+        blend_weight=weight.real,
+        sin_alpha=sin_a.real,
+    )
+
+
+@dataclass(frozen=True)
+class FacetJoint:
+    """One facet joint: the C6 superior facet (disc 2, C6 frame) and the C5 inferior facet
+    (disc 1, C5 frame), with the blending constant C."""
+
+    side: str
+    disc_c6: Disc
+    disc_c5: Disc
+    blend: float
+
+    def __post_init__(self):
+        if not (np.isfinite(self.blend) and self.blend >= 0):
+            raise ValueError(f"facet {self.side!r}: blend_C must be >= 0, got {self.blend}")
+
+    @classmethod
+    def at_reference(cls, side: str, *, center_c6, inclination_deg: float, radius_c6: float,
+                     radius_c5: float, gap: float, blend: float, reference) -> FacetJoint:
+        """Build a joint whose faces are parallel at the reference pose.
+
+        The C6 facet normal is inclined ``inclination_deg`` to the transverse plane, facing
+        posterosuperior: ``n2 = (-sin a, 0, cos a)``. The C5 facet faces it (``n1 = -n2``) and
+        sits ``gap`` [mm] away along n2, so the joint is apart by ``gap`` at q = 0.
+        """
+        a = np.radians(inclination_deg)
+        n2 = np.array([-np.sin(a), 0.0, np.cos(a)])
+        c2 = np.asarray(center_c6, dtype=float)
+        c1_c6 = c2 + gap * n2
+        R0, s0 = reference.R0, reference.s0
+        disc_c5 = Disc(R0.T @ (c1_c6 - s0), R0.T @ (-n2), radius_c5)
+        return cls(side, Disc(c2, n2, radius_c6), disc_c5, blend)
+
+
+@njit(cache=True)
+def _facet_state(i, p, R, c1_c5, n1_c5, r1, c2_c6, n2_c6, r2, blend, law):
+    """Contact of facet joint ``i`` with C5 at pose (p, R); everything in C6 coordinates.
+
+    Returns ``(u, point, direction, regime, case, weight, sin_alpha, magnitude, force_on_c5)``.
+    """
+    c1 = add(p, mat_vec(R, row(c1_c5, i)))
+    n1 = mat_vec(R, row(n1_c5, i))
+    u, point, direction, regime, case, weight, sin_a = _contact(
+        c1, n1, r1[i], row(c2_c6, i), row(n2_c6, i), r2[i], blend[i])
+    magnitude, _ = _contact_force(u, law)
+    return u, point, direction, regime, case, weight, sin_a, magnitude, scale(magnitude, direction)

@@ -1,0 +1,317 @@
+"""The C5-C6 segment: a tuple of force elements, its residual and its Jacobian.
+
+The residual is the sum of generalized forces on the six joint coordinates (N for x, y, z;
+N mm for the rotations)::
+
+    residual(q, load) = Q_disc(q) + sum Q_ligament(q) + sum Q_facet(q) + Q_load(q)
+
+and static equilibrium is ``residual = 0``. The Jacobian ``d residual / d q`` is computed by the
+complex-step method through the same compiled kernel (exact to rounding, no step-size
+trade-off; Squire and Trapp 1998), one complex evaluation per column. The kinks of the
+published laws (disc sign switch, ligament slack and support points, contact onset) are kept:
+at a kink the Jacobian is the one-sided derivative of the branch the real part selects.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from segment.disc import DiscStiffness, _add_disc_force
+from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
+from segment.kinematics import ReferencePose, _add_moment, _add_point_force, _pose
+from segment.ligament import Ligament, _ligament_state
+from segment.loads import Load
+
+__all__ = ["FacetState", "LigamentState", "Segment", "SegmentState"]
+
+COMPLEX_STEP = 1e-20
+
+
+# ---------------------------------------------------------------- kernels
+@njit(cache=True)
+def _generalized_force(q, load, params):
+    """Residual at complex ``q`` (6,): internal generalized forces plus the load."""
+    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+    Q = np.zeros(6, dtype=np.complex128)
+    p, R, R0, h1, h2, h3 = _pose(q, s0, r0)
+    _add_disc_force(Q, q, k_pos, k_neg)
+    for i in range(lig_l0.shape[0]):
+        a, _, _, _, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
+        _add_point_force(Q, a, force, p, R0, h1, h2, h3)
+    for i in range(fac_r1.shape[0]):
+        st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
+                          law)
+        _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
+    # load: force through the C5 origin (Q_t = F), moment fixed in the joint frame
+    Q[0] += load[0]
+    Q[1] += load[1]
+    Q[2] += load[2]
+    m_c6 = (
+        r0[0, 0] * load[3] + r0[0, 1] * load[4] + r0[0, 2] * load[5] + 0j,
+        r0[1, 0] * load[3] + r0[1, 1] * load[4] + r0[1, 2] * load[5] + 0j,
+        r0[2, 0] * load[3] + r0[2, 1] * load[4] + r0[2, 2] * load[5] + 0j,
+    )
+    _add_moment(Q, m_c6, h1, h2, h3)
+    return Q
+
+
+@njit(cache=True)
+def _residual(q, load, params):
+    qc = q.astype(np.complex128)
+    return _generalized_force(qc, load, params).real
+
+
+@njit(cache=True)
+def _residual_jacobian(q, load, params):
+    """Residual (6,) and Jacobian (6, 6) by six complex-step evaluations."""
+    r = np.empty(6)
+    J = np.empty((6, 6))
+    qc = np.empty(6, dtype=np.complex128)
+    for j in range(6):
+        for k in range(6):
+            qc[k] = q[k]
+        qc[j] += 1j * COMPLEX_STEP
+        Q = _generalized_force(qc, load, params)
+        for k in range(6):
+            J[k, j] = Q[k].imag / COMPLEX_STEP
+        if j == 0:
+            for k in range(6):
+                r[k] = Q[k].real
+    return r, J
+
+
+@njit(cache=True)
+def _element_state(q, params):
+    """Per-element quantities at real ``q`` (see :meth:`Segment.state`)."""
+    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+    qc = q.astype(np.complex128)
+    p, R, _, _, _, _ = _pose(qc, s0, r0)
+    disc = np.zeros(6, dtype=np.complex128)
+    _add_disc_force(disc, qc, k_pos, k_neg)
+    n = lig_l0.shape[0]
+    lig = np.empty((n, 9))  # length, strain, tension, a (3), force (3)
+    for i in range(n):
+        a, length, strain, tension, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0,
+                                                            lig_eps, lig_f)
+        lig[i, 0] = length.real
+        lig[i, 1] = strain.real
+        lig[i, 2] = tension.real
+        for k in range(3):
+            lig[i, 3 + k] = a[k].real
+            lig[i, 6 + k] = force[k].real
+    m = fac_r1.shape[0]
+    fac = np.empty((m, 15))  # u, weight, sin_a, magnitude, regime, case, point, dir, force
+    for i in range(m):
+        u, point, direction, regime, case, weight, sin_a, mag, force = _facet_state(
+            i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law)
+        fac[i, 0] = max(u.real, 0.0)
+        fac[i, 1] = weight.real
+        fac[i, 2] = sin_a.real
+        fac[i, 3] = mag.real
+        fac[i, 4] = regime
+        fac[i, 5] = case
+        for k in range(3):
+            fac[i, 6 + k] = point[k].real
+            fac[i, 9 + k] = direction[k].real
+            fac[i, 12 + k] = force[k].real
+    return disc.real, lig, fac
+
+
+# ---------------------------------------------------------------- state records
+@dataclass(frozen=True)
+class LigamentState:
+    """A ligament at a pose: length [mm], strain [-], tension [N] and where it acts."""
+
+    name: str
+    length: float
+    strain: float
+    tension: float
+    beyond_max: bool
+    insertion_c5_in_c6: np.ndarray
+    insertion_c6: np.ndarray
+    force_on_c5: np.ndarray
+
+
+@dataclass(frozen=True)
+class FacetState:
+    """A facet joint at a pose: regime, penetration [mm], contact point and force on C5.
+
+    The point [mm] and force [N] are in C6 coordinates; C6 receives ``-force_on_c5``.
+    """
+
+    side: str
+    regime: str
+    case: str
+    penetration: float
+    force: float
+    point: np.ndarray
+    direction: np.ndarray
+    force_on_c5: np.ndarray
+    blend_weight: float
+    sin_alpha: float
+
+
+@dataclass(frozen=True)
+class SegmentState:
+    """Every element of the segment at one pose ``q``.
+
+    ``disc_force`` holds the disc's generalized restoring forces (6,) [N, N mm].
+    """
+
+    q: np.ndarray
+    disc_force: np.ndarray
+    ligaments: tuple[LigamentState, ...]
+    facets: tuple[FacetState, ...]
+
+    def ligament_table(self) -> pd.DataFrame:
+        """One row per ligament: length [mm], strain [-], tension [N], past eps_max."""
+        return pd.DataFrame(
+            [{"ligament": s.name, "length_mm": s.length, "strain": s.strain,
+              "tension_N": s.tension, "beyond_eps_max": s.beyond_max} for s in self.ligaments],
+            columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max"])
+
+    def facet_table(self) -> pd.DataFrame:
+        """One row per facet: regime, penetration [mm], force [N], point and force in C6."""
+        rows = []
+        for s in self.facets:
+            rows.append({
+                "facet": s.side, "regime": s.regime, "penetration_mm": s.penetration,
+                "force_N": s.force,
+                **{f"point_{a}_mm": v for a, v in zip("xyz", s.point, strict=True)},
+                **{f"force_on_c5_{a}_N": v for a, v in zip("xyz", s.force_on_c5, strict=True)},
+            })
+        return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- the segment
+@dataclass(frozen=True)
+class Segment:
+    """A C5-C6 motion segment: reference pose, disc, ligaments and facet joints.
+
+    Build the published model with :func:`segment.c5c6`; derive variants with
+    :meth:`replace`. Positions in mm, forces in N, moments in N mm, angles in rad.
+    """
+
+    reference: ReferencePose
+    disc: DiscStiffness
+    ligaments: tuple[Ligament, ...] = ()
+    facets: tuple[FacetJoint, ...] = ()
+    contact_law: ContactLaw = field(default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0))
+
+    def __post_init__(self):
+        object.__setattr__(self, "ligaments", tuple(self.ligaments))
+        object.__setattr__(self, "facets", tuple(self.facets))
+        for lig in self.ligaments:
+            if not isinstance(lig, Ligament):
+                raise TypeError(f"ligaments must be Ligament records, got {type(lig).__name__}")
+        for fac in self.facets:
+            if not isinstance(fac, FacetJoint):
+                raise TypeError(f"facets must be FacetJoint records, got {type(fac).__name__}")
+        names = [lig.name for lig in self.ligaments]
+        if len(set(names)) != len(names):
+            raise ValueError(f"ligament names must be unique, got {names}")
+
+    # -- packing for the compiled kernels (built once per model)
+    @functools.cached_property
+    def _params(self):
+        def rows(values, width):
+            a = np.ascontiguousarray(np.array(values, dtype=float).reshape(-1, width))
+            return a
+
+        lig = self.ligaments
+        fac = self.facets
+        return (
+            np.ascontiguousarray(self.reference.s0, dtype=float),
+            np.ascontiguousarray(self.reference.R0, dtype=float),
+            np.ascontiguousarray(self.disc.k_positive, dtype=float),
+            np.ascontiguousarray(self.disc.k_negative, dtype=float),
+            rows([x.insertion_c5 for x in lig], 3),
+            rows([x.insertion_c6 for x in lig], 3),
+            rows([x.l0 for x in lig], 1)[:, 0].copy(),
+            rows([x.curve.strain for x in lig], 3),
+            rows([x.curve.force for x in lig], 3),
+            rows([f.disc_c5.center for f in fac], 3),
+            rows([f.disc_c5.normal for f in fac], 3),
+            rows([f.disc_c5.radius for f in fac], 1)[:, 0].copy(),
+            rows([f.disc_c6.center for f in fac], 3),
+            rows([f.disc_c6.normal for f in fac], 3),
+            rows([f.disc_c6.radius for f in fac], 1)[:, 0].copy(),
+            rows([f.blend for f in fac], 1)[:, 0].copy(),
+            np.ascontiguousarray(self.contact_law.as_array()),
+        )
+
+    @staticmethod
+    def _check(q, load) -> tuple[np.ndarray, np.ndarray]:
+        q = np.array(q, dtype=float)
+        if q.shape != (6,):
+            raise ValueError(f"q must have shape (6,), got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError(f"q must be finite, got {q.tolist()}")
+        if not isinstance(load, Load):
+            raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
+        return q, load.as_array()
+
+    def residual(self, q, load: Load) -> np.ndarray:
+        """Sum of generalized forces (6,) [N, N mm] at ``q`` under ``load``; 0 at equilibrium."""
+        q, f = self._check(q, load)
+        return _residual(q, f, self._params)
+
+    def jacobian(self, q, load: Load) -> np.ndarray:
+        """d residual / d q, shape (6, 6) [N/mm, N/rad, N mm/mm, N mm/rad]."""
+        return self.residual_and_jacobian(q, load)[1]
+
+    def residual_and_jacobian(self, q, load: Load) -> tuple[np.ndarray, np.ndarray]:
+        """Both at once (one pass of six complex evaluations)."""
+        q, f = self._check(q, load)
+        return _residual_jacobian(q, f, self._params)
+
+    def state(self, q) -> SegmentState:
+        """Every element's forces at ``q``."""
+        q, _ = self._check(q, Load.zero())
+        disc, lig, fac = _element_state(q, self._params)
+        ligs = tuple(
+            LigamentState(name=x.name, length=lig[i, 0], strain=lig[i, 1], tension=lig[i, 2],
+                          beyond_max=bool(lig[i, 1] > x.curve.strain[2]),
+                          insertion_c5_in_c6=lig[i, 3:6].copy(),
+                          insertion_c6=np.array(x.insertion_c6), force_on_c5=lig[i, 6:9].copy())
+            for i, x in enumerate(self.ligaments))
+        facs = tuple(
+            FacetState(side=f.side, regime=REGIMES[int(fac[i, 4])], case=REGIMES[int(fac[i, 5])],
+                       penetration=fac[i, 0], force=fac[i, 3], point=fac[i, 6:9].copy(),
+                       direction=fac[i, 9:12].copy(), force_on_c5=fac[i, 12:15].copy(),
+                       blend_weight=fac[i, 1], sin_alpha=fac[i, 2])
+            for i, f in enumerate(self.facets))
+        return SegmentState(q=q, disc_force=disc, ligaments=ligs, facets=facs)
+
+    def replace(self, **changes) -> Segment:
+        """A copy with some fields replaced (``disc=``, ``ligaments=``, ``facets=`` ...)."""
+        fields = {"reference": self.reference, "disc": self.disc, "ligaments": self.ligaments,
+                  "facets": self.facets, "contact_law": self.contact_law}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"unknown Segment fields {sorted(unknown)}; known: {sorted(fields)}")
+        fields.update(changes)
+        return Segment(**fields)
+
+    def with_ligaments(self, names) -> Segment:
+        """Keep only the named ligaments (e.g. ``("ALL", "PLL")``)."""
+        names = tuple(names)
+        known = [lig.name for lig in self.ligaments]
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise ValueError(f"unknown ligament(s) {missing}; this model has {known}")
+        return self.replace(ligaments=tuple(x for x in self.ligaments if x.name in names))
+
+    @functools.cached_property
+    def unloaded(self):
+        """The unloaded equilibrium (an :class:`~segment.equilibrium.EquilibriumResult`)."""
+        from segment.equilibrium import solve_raw
+
+        return solve_raw(self, Load.zero())
