@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from segment.disc import DOF_NAMES
 from segment.kinematics import cardan_xyz, pose
@@ -59,38 +60,65 @@ def _scaled_norm(r: np.ndarray) -> float:
     return float(np.max(np.abs(r / RESIDUAL_SCALE)))
 
 
-def _newton(params, f, q, fraction, tol, max_iterations, history):
-    """Newton with line search at one load vector ``f``; returns (q, status, residual norm)."""
+@njit(cache=True)
+def _scaled(r):
+    out = np.empty(6)
+    for k in range(6):
+        out[k] = r[k] / (FORCE_SCALE_N if k < 3 else MOMENT_SCALE_NMM)
+    return out
+
+
+@njit(cache=True)
+def _newton_kernel(params, f, q0, tol, max_iterations, log):
+    """Newton with capped steps and Armijo backtracking at one load vector ``f``.
+
+    Writes (scaled residual norm before the step, step length) per iteration into ``log``
+    (shape (max_iterations, 2)) and returns ``(q, status, residual norm, iterations)``.
+    """
+    q = q0.copy()
     r, J = _residual_jacobian(q, f, params)
-    norm = _scaled_norm(r)
-    for _ in range(max_iterations):
+    rs = _scaled(r)
+    norm = np.max(np.abs(rs))
+    for it in range(max_iterations):
+        if not np.isfinite(norm):
+            return q, NOT_FINITE, norm, it
         if norm <= tol:
-            return q, CONVERGED, norm
-        try:
-            dq = np.linalg.solve(J, -r)
-        except np.linalg.LinAlgError:
-            dq = np.linalg.lstsq(J, -r, rcond=None)[0]
+            return q, CONVERGED, norm, it
+        dq = np.linalg.solve(J, -r)
         if not np.all(np.isfinite(dq)):
-            return q, NOT_FINITE, norm
+            return q, NOT_FINITE, norm, it
         cap = max(np.max(np.abs(dq[:3])) / MAX_STEP_MM, np.max(np.abs(dq[3:])) / MAX_STEP_RAD)
         if cap > 1.0:
             dq = dq / cap
-        phi0 = 0.5 * float(np.sum((r / RESIDUAL_SCALE) ** 2))
+        phi0 = 0.5 * np.sum(rs * rs)
         alpha = 1.0
         while True:
             q_try = q + alpha * dq
             r_try, J_try = _residual_jacobian(q_try, f, params)
-            phi = 0.5 * float(np.sum((r_try / RESIDUAL_SCALE) ** 2))
+            rs_try = _scaled(r_try)
+            phi = 0.5 * np.sum(rs_try * rs_try)
             if np.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
                 break
             alpha *= 0.5
             if alpha < MIN_LINE_SEARCH_STEP:
-                history.append(IterationRecord(len(history) + 1, fraction, norm, 0.0))
-                return q, LINE_SEARCH_FAILED, norm
-        history.append(IterationRecord(len(history) + 1, fraction, norm, alpha))
-        q, r, J = q_try, r_try, J_try
-        norm = _scaled_norm(r)
-    return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm
+                log[it, 0] = norm
+                log[it, 1] = 0.0
+                return q, LINE_SEARCH_FAILED, norm, it
+        log[it, 0] = norm
+        log[it, 1] = alpha
+        q, r, J, rs = q_try, r_try, J_try, rs_try
+        norm = np.max(np.abs(rs))
+    return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm, max_iterations
+
+
+def _newton(params, f, q, fraction, tol, max_iterations, history):
+    """Run the compiled Newton; append its steps to ``history``."""
+    log = np.zeros((max_iterations, 2))
+    q, status, norm, n = _newton_kernel(params, f, q, tol, max_iterations, log)
+    for k in range(n):
+        history.append(IterationRecord(len(history) + 1, fraction, float(log[k, 0]),
+                                       float(log[k, 1])))
+    return q, int(status), float(norm)
 
 
 @dataclass(frozen=True)

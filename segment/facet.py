@@ -48,11 +48,14 @@ What we compute (decisions where the papers leave room)
 6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
    (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
    ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
-7. *Line of action.* Case 1 pushes disc 1 along n2 (normal to the face the edge rests on),
-   case 2 along -n1. At a rim crossing the direction turns continuously from n2 to -n1 as the
-   deepest point moves from the rim of disc 1 to the rim of disc 2 (weight by the angle between
-   the rim normals). The reported point is the middle of the penetration segment (the paper's
-   d/2 convention).
+7. *Line of action.* The force pushes disc 1 along the bisector ``m`` of the normals, through
+   the middle of the penetration segment (the paper's d/2 convention). The paper's skew cases
+   push along the normal of the face the edge rests on (n2 in case 1, -n1 in case 2), which
+   differ from m by alpha/2 and from each other by alpha. For two equal, aligned discs (the
+   facets at the reference pose) an arbitrarily small offset switches between case 1 and
+   case 2, so those directions would make the force jump by about F * alpha; m is their mean,
+   continuous, symmetric when the discs swap roles, and equal to both when the faces are
+   parallel.
 8. *Not facing.* When ``n1 . n2 >= 0`` the faces do not face each other (alpha >= 90 deg); the
    end-face model does not apply and the contact reports ``not-facing`` with no force.
 
@@ -83,6 +86,8 @@ REGIMES = ("apart", "not-facing", "flat", "almost-flat", "edge-face-1", "edge-fa
            "edge-edge")
 # Blend weight below which the virtual point is nearer M than P: reported as "almost-flat".
 ALMOST_FLAT_WEIGHT = 0.5
+# Faces this close to parallel are reported as "flat" (rounding of rotated normals is ~1e-16).
+PARALLEL_SIN_ALPHA = 1e-12
 _TINY = 1e-300
 # Relative slack of the "rim point lies within the other disc" tests (rounding of |w| = 1).
 _INSIDE_SLACK = 1e-12
@@ -132,7 +137,8 @@ class ContactResult:
         Virtual contact point [mm]: middle of the penetration segment (the would-be contact
         point when apart and overlapping in projection).
     direction : ndarray, shape (3,)
-        Unit vector along which the contact force pushes disc 1.
+        Unit vector along which the contact force pushes disc 1: the bisector
+        (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring).
     regime : str
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
         disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
@@ -260,14 +266,17 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     y1 = scale(r1, w)
     y2 = add(e, scale(r2, w))
     d1 = sub(y1, e)
-    if dot(d1, d1).real <= r2 * r2 * (1.0 + _INSIDE_SLACK):
+    inside1 = dot(d1, d1).real <= r2 * r2 * (1.0 + _INSIDE_SLACK)
+    inside2 = dot(y2, y2).real <= r1 * r1 * (1.0 + _INSIDE_SLACK)
+    if inside1 and not inside2:
         P = y1
         case = EDGE_FACE_1
-        lam = 0j
-    elif dot(y2, y2).real <= r1 * r1 * (1.0 + _INSIDE_SLACK):
+    elif inside2 and not inside1:
         P = y2
         case = EDGE_FACE_2
-        lam = 1.0 + 0j
+    elif inside1:  # both rims pass through the deepest point (e.g. equal, aligned discs)
+        P = y1
+        case = EDGE_EDGE
     else:  # rims cross; here |r1 - r2| < ce < r1 + r2, so ce > 0
         eh = scale(1.0 / ce, e)
         a = (ee + r1 * r1 - r2 * r2) / (2.0 * ce)
@@ -278,14 +287,6 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
         ym = sub(scale(a, eh), scale(h, ep))
         P = yp if dot(w, yp).real >= dot(w, ym).real else ym
         case = EDGE_EDGE
-        nu1 = scale(1.0 / r1, P)
-        nu2 = scale(1.0 / r2, sub(P, e))
-        s1 = dot(m, cross(nu1, w))
-        s2 = dot(m, cross(w, nu2))
-        if abs(s1 + s2) > 1e-15:
-            lam = clip_real(s1 / (s1 + s2), 0j, 1.0 + 0j)
-        else:
-            lam = 0.5 + 0j
     # blending between M and P (item 6)
     weight = 1.0 - cmath.exp(-blend * sin_a)
     V = add(M, scale(weight, sub(P, M)))
@@ -295,17 +296,15 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     v_mid = sub(V, scale((1.0 - cos_h) * vw, w))
     q1 = add(c1, add(v_mid, scale(dot(v_mid, n1) / cos_h, m)))
     point = add(q1, scale(0.5 * u / cos_h, m))
-    dvec = sub(scale(1.0 - lam, n2), scale(lam, n1))
-    direction = scale(1.0 / norm(dvec), dvec)
     if u.real <= 0.0:
         regime = APART
-    elif sin_a.real == 0.0 and sin_a.imag == 0.0:
+    elif abs(sin_a.real) < PARALLEL_SIN_ALPHA:
         regime = FLAT
     elif weight.real < ALMOST_FLAT_WEIGHT:
         regime = ALMOST_FLAT
     else:
         regime = case
-    return u, point, direction, regime, case, weight, sin_a
+    return u, point, m, regime, case, weight, sin_a
 
 
 def _tuple(a) -> tuple[complex, complex, complex]:

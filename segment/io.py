@@ -9,13 +9,13 @@ the row (1 = first data row), the column and the value. Nothing half-loaded is r
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from segment.disc import DiscStiffness
 from segment.facet import ContactLaw, FacetJoint
@@ -81,25 +81,38 @@ class _Table:
         self.path = Path(path)
         self.name = self.path.name
         try:
-            self.df = pd.read_csv(self.path, dtype=str, keep_default_na=False,
-                                  skipinitialspace=True)
+            with open(self.path, newline="", encoding="utf-8") as fh:
+                lines = list(csv.reader(fh, skipinitialspace=True))
         except FileNotFoundError:
             raise ValueError(f"{self.path}: file not found") from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise ValueError(f"{self.path}: not a readable CSV table ({exc})") from None
-        missing = [c for c in (*required, "source") if c not in self.df.columns]
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{self.name}: not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start}); save the table as UTF-8") from None
+        except csv.Error as exc:
+            raise ValueError(f"{self.name}: not a readable CSV table ({exc})") from None
+        lines = [ln for ln in lines if any(cell.strip() for cell in ln)]
+        if not lines:
+            raise ValueError(f"{self.name}: empty file")
+        header = [h.strip() for h in lines[0]]
+        missing = [c for c in (*required, "source") if c not in header]
         if missing:
             raise ValueError(f"{self.name}: missing column(s) {missing}; "
                              f"expected {[*required, 'source']}")
-        if len(self.df) == 0:
+        self.records = []
+        for i, cells in enumerate(lines[1:], start=1):
+            if len(cells) != len(header):
+                raise ValueError(f"{self.name}, row {i}: expected {len(header)} fields "
+                                 f"({', '.join(header)}), got {len(cells)}")
+            self.records.append({h: c.strip() for h, c in zip(header, cells, strict=True)})
+        if not self.records:
             raise ValueError(f"{self.name}: no data rows")
-        for i, src in enumerate(self.df["source"], start=1):
-            if not src.strip():
+        for i, row in self.rows():
+            if not row["source"]:
                 raise ValueError(f"{self.name}, row {i}, column 'source': empty; every row "
                                  "must say where its numbers come from")
 
     def rows(self):
-        return enumerate(self.df.to_dict(orient="records"), start=1)
+        return enumerate(self.records, start=1)
 
     def number(self, i: int, row: dict, col: str, *, positive=False, nonnegative=False) -> float:
         raw = row[col]
@@ -119,16 +132,18 @@ class _Table:
         return value
 
     def key(self, i: int, row: dict, col: str, allowed: tuple[str, ...]) -> str:
-        value = row[col].strip()
+        value = row[col]
         if value not in allowed:
             raise ValueError(f"{self.name}, row {i}, column {col!r}: unknown value {value!r}; "
                              f"expected one of {', '.join(allowed)}")
         return value
 
     def require_all(self, col: str, found: list[str], expected: tuple[str, ...]):
-        dup = sorted({k for k in found if found.count(k) > 1})
-        if dup:
-            raise ValueError(f"{self.name}, column {col!r}: duplicate value(s) {dup}")
+        for i, k in enumerate(found, start=1):
+            if k in found[: i - 1]:
+                first = found.index(k) + 1
+                raise ValueError(f"{self.name}, row {i}, column {col!r}: duplicate value {k!r} "
+                                 f"(already in row {first})")
         missing = [k for k in expected if k not in found]
         if missing:
             raise ValueError(f"{self.name}, column {col!r}: missing row(s) for {missing}")
@@ -144,12 +159,13 @@ def _inertia(path: Path) -> tuple[ReferencePose, dict[str, BodyInertia]]:
         mass = t.number(i, row, "mass_kg", positive=True)
         inertia = np.array([t.number(i, row, c, positive=True)
                             for c in ("Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2")]) * 100.0
+        inertia.setflags(write=False)
         sx, sz = t.number(i, row, "sx_mm"), t.number(i, row, "sz_mm")
         phi = t.number(i, row, "phi_y_deg")
         bodies[body] = BodyInertia(body, mass, inertia, t.number(i, row, "gx_mm"))
         if body == "C5":
             ref = ReferencePose([sx, 0.0, sz], phi)
-    t.require_all("body", [r["body"].strip() for _, r in t.rows()], ("C5", "C6"))
+    t.require_all("body", [r["body"] for _, r in t.rows()], ("C5", "C6"))
     return ref, bodies
 
 
@@ -212,8 +228,8 @@ def _contact_law(path: Path) -> ContactLaw:
     cols = ("k_quadratic_N_per_mm2", "u_transition_mm", "F_transition_N", "k_linear_N_per_mm",
             "b_Ns_per_m")
     t = _Table(path, cols)
-    if len(t.df) != 1:
-        raise ValueError(f"{t.name}: expected exactly one data row, got {len(t.df)}")
+    if len(t.records) != 1:
+        raise ValueError(f"{t.name}: expected exactly one data row, got {len(t.records)}")
     (i, row), = t.rows()
     law = ContactLaw(
         k_quadratic=t.number(i, row, "k_quadratic_N_per_mm2", positive=True),
@@ -258,7 +274,7 @@ def _load_cases(path: Path) -> dict[str, Load]:
     t = _Table(path, cols)
     out: dict[str, Load] = {}
     for i, row in t.rows():
-        name = row["name"].strip()
+        name = row["name"]
         if not name:
             raise ValueError(f"{t.name}, row {i}, column 'name': empty")
         if name in out:
@@ -272,6 +288,9 @@ def _load_cases(path: Path) -> dict[str, Load]:
 def load_parameters(directory: str | Path | None = None) -> ModelParameters:
     """Read and validate every table of ``directory`` (default: the packaged ``data/``)."""
     d = data_dir() if directory is None else Path(directory)
+    if not d.is_dir():
+        raise ValueError(f"{d}: not a folder of parameter tables (expected the CSV files of "
+                         f"data/)")
     files = {name: d / name for name in (
         "inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
         "facet_contact_law.csv", "facets.csv", "load_cases.csv")}

@@ -1,0 +1,1 @@
+"""The CSV parameter tables of segment, installed as the package ``segment.data``."""

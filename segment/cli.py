@@ -1,0 +1,117 @@
+"""Command line: ``segment cases`` and ``segment solve``.
+
+Errors in the user's input (unknown case, bad number, unreadable data) print one line to
+stderr and exit with code 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+
+# Off-screen rendering must be chosen before vtk is first imported (see segment.viz).
+os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints usage first)
+        self.exit(EXIT_USAGE, f"segment: error: {message}\n")
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="segment", description="Mechanics of the C5-C6 motion segment.")
+    parser.add_argument("--data", metavar="DIR", default=None,
+                        help="folder with the CSV parameter tables (default: packaged data)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("cases", help="list the load cases")
+    p = sub.add_parser("solve", help="solve load cases for static equilibrium")
+    p.add_argument("cases", nargs="*", metavar="CASE", help="load case names (default: all)")
+    p.add_argument("--scale", type=_finite_float, default=1.0,
+                   help="multiply every load by X (default 1)")
+    p.add_argument("--no-facets", action="store_true", help="leave out the facet joints")
+    p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parser
+
+
+def _cmd_cases(args) -> int:
+    from segment.io import load_parameters
+
+    cases = load_parameters(args.data).load_cases
+    print(f"{'case':<6}{'Fx':>7}{'Fy':>7}{'Fz':>7} [N]{'Mx':>7}{'My':>7}{'Mz':>7} [N m]")
+    for name, load in cases.items():
+        f = load.force
+        m = load.moment / 1000.0
+        print(f"{name:<6}{f[0]:7.3g}{f[1]:7.3g}{f[2]:7.3g}    {m[0]:7.3g}{m[1]:7.3g}{m[2]:7.3g}")
+    return 0
+
+
+def _cmd_solve(args) -> int:
+    import numpy as np
+
+    import segment
+    from segment.io import load_parameters
+
+    cases = load_parameters(args.data).load_cases
+    names = args.cases or list(cases)
+    unknown = [n for n in names if n not in cases]
+    if unknown:
+        print(f"segment: error: unknown load case(s) {', '.join(unknown)}; "
+              f"known: {', '.join(cases)}", file=sys.stderr)
+        return EXIT_USAGE
+    model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
+                         data_dir=args.data)
+    results = [segment.solve(model, cases[n].scaled(args.scale, name=n)) for n in names]
+    if args.json:
+        print(json.dumps({"scale": args.scale, "results": [r.to_dict() for r in results]},
+                         indent=2))
+        return 0 if all(r.converged for r in results) else 1
+    config = ("disc" + ("" if args.no_ligaments else " + ligaments")
+              + ("" if args.no_facets else " + facets"))
+    print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}")
+    print("displacement from the reference pose: x y z [mm], phi_x phi_y phi_z [deg]")
+    print(f"{'case':<5}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}"
+          f"{'iter':>6}  facets (left / right)")
+    for r in results:
+        d = np.concatenate([r.q[:3], np.degrees(r.q[3:])])
+        facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
+        flag = "" if r.converged else f"  NOT CONVERGED: {r.message}"
+        print(f"{r.load.name:<5}" + "".join(f"{v:8.3f}" for v in d)
+              + f"{r.iterations:6d}  {facets}{flag}")
+    u = model.unloaded
+    if u.converged:
+        d = np.concatenate([u.q[:3], np.degrees(u.q[3:])])
+        print("unloaded equilibrium (from the reference pose): "
+              + " ".join(f"{v:.3f}" for v in d))
+    return 0 if all(r.converged for r in results) else 1
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "cases":
+            return _cmd_cases(args)
+        return _cmd_solve(args)
+    except ValueError as exc:  # bad data tables or bad parameters: one line, no traceback
+        print(f"segment: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

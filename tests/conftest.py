@@ -1,0 +1,30 @@
+"""Shared fixtures. Off-screen VTK must be selected before vtk is imported anywhere."""
+
+import os
+
+os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
+
+import numpy as np
+import pytest
+
+import segment
+
+
+@pytest.fixture(scope="session")
+def model():
+    return segment.c5c6()
+
+
+@pytest.fixture(scope="session")
+def disc_only():
+    return segment.c5c6(ligaments=False, facets=False)
+
+
+def central_jacobian(m, q, load, h):
+    """d residual / d q by central differences with step ``h`` (6,) [mm, rad]."""
+    J = np.empty((6, 6))
+    for j in range(6):
+        dq = np.zeros(6)
+        dq[j] = h[j]
+        J[:, j] = (m.residual(q + dq, load) - m.residual(q - dq, load)) / (2 * h[j])
+    return J

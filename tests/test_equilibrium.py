@@ -1,0 +1,108 @@
+"""Newton-Raphson equilibrium finder: convergence, equilibrium, status, result views."""
+
+import json
+
+import numpy as np
+import pytest
+
+import segment
+from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
+
+MAX_NEWTON_ITERATIONS = 15      # issue target from q = 0
+# Equilibrium to the solver tolerance (scaled 1e-10): 2e-9 N and 1.8e-7 N mm; allow 10x.
+FORCE_TOL_N = 10 * 1e-10 * FORCE_SCALE_N
+MOMENT_TOL_NMM = 10 * 1e-10 * MOMENT_SCALE_NMM
+
+
+@pytest.mark.parametrize("case", list(segment.LOAD_CASES))
+def test_nine_cases_converge_from_reference(model, case):
+    load = segment.LOAD_CASES[case]
+    r = segment.solve(model, load)
+    assert r.converged, r.message
+    assert r.status == 0
+    assert r.iterations <= MAX_NEWTON_ITERATIONS
+    res = model.residual(r.q, load)
+    assert np.all(np.abs(res[:3]) < FORCE_TOL_N)
+    assert np.all(np.abs(res[3:]) < MOMENT_TOL_NMM)
+    assert np.all(np.isfinite(r.q))
+
+
+@pytest.mark.parametrize("case", ["FLX", "EXT", "AR", "CMP"])
+def test_main_displacement_has_the_sign_of_the_load(model, case):
+    load = segment.LOAD_CASES[case]
+    dof = load.main_dof
+    r = segment.solve(model, load)
+    assert np.sign(r.displacement_from_unloaded[dof]) == np.sign(load.as_array()[dof])
+
+
+def test_unloaded_equilibrium_is_not_the_reference_pose(model):
+    """ALL and FL are stretched at q = 0 (FACTS.md section 4), so the segment extends a little."""
+    u = model.unloaded
+    assert u.converged
+    assert np.degrees(u.q[4]) < -0.1          # extension
+    np.testing.assert_allclose(model.residual(u.q, segment.Load.zero()), 0, atol=1e-7)
+    r = segment.solve(model, segment.LOAD_CASES["FLX"])
+    np.testing.assert_allclose(r.displacement_from_unloaded, r.q - u.q)
+    np.testing.assert_allclose(r.displacement_from_reference, r.q)
+
+
+def test_absolute_pose_at_reference():
+    m = segment.c5c6(ligaments=False, facets=False)
+    r = segment.solve(m, segment.Load.zero())
+    np.testing.assert_allclose(r.absolute[:3], [-2.8, 0, 17.4], atol=1e-12)
+    assert np.degrees(r.absolute[4]) == pytest.approx(-5.2)
+
+
+def test_non_convergence_is_a_status_not_nan(model):
+    load = segment.LOAD_CASES["EXT"]
+    r = segment.solve(model, load, max_iterations=1)
+    assert not r.converged
+    assert r.status != 0
+    assert "did not converge" in r.message
+    assert np.all(np.isfinite(r.q))
+    assert r.residual_norm > 1e-10
+
+
+def test_large_load_converges_with_load_stepping(model):
+    load = segment.LOAD_CASES["EXT"].scaled(6.0)
+    r = segment.solve(model, load)
+    assert r.converged, r.message
+    np.testing.assert_allclose(model.residual(r.q, load)[3:], 0, atol=1e-6)
+
+
+def test_warm_start_needs_fewer_iterations(model):
+    load = segment.LOAD_CASES["AR"]
+    cold = segment.solve(model, load)
+    warm = segment.solve(model, load.scaled(1.05), q0=cold.q)
+    assert warm.converged and warm.iterations < cold.iterations
+
+
+def test_bad_inputs_raise_clear_errors(model):
+    with pytest.raises(ValueError, match="q0 must be 6 finite numbers"):
+        segment.solve(model, segment.LOAD_CASES["AS"], q0=[0, 0, 0])
+    with pytest.raises(ValueError, match="q0 must be 6 finite numbers"):
+        segment.solve(model, segment.LOAD_CASES["AS"], q0=[np.nan] * 6)
+    with pytest.raises(TypeError, match=r"load must be a segment\.Load"):
+        segment.solve(model, "AS")
+    with pytest.raises(ValueError, match=r"load 'x': force must be finite"):
+        segment.Load(np.array([np.inf, 0, 0]), np.zeros(3), "x")
+
+
+def test_result_views(model):
+    r = segment.solve(model, segment.LOAD_CASES["FLX"])
+    t = r.table()
+    assert list(t["coordinate"]) == list(segment.DOF_NAMES)
+    assert t.loc[4, "from_reference"] == pytest.approx(np.degrees(r.q[4]))
+    d = r.to_dict()
+    json.dumps(d)                                   # serialisable
+    assert d["from_reference"]["phi_y"] == pytest.approx(np.degrees(r.q[4]))
+    assert {x["ligament"] for x in d["ligaments"]} == set(segment.LIGAMENT_NAMES)
+    assert [f["facet"] for f in d["facets"]] == ["left", "right"]
+    assert len(r.history) == r.iterations
+
+
+def test_posterior_elements_removed_configuration():
+    m = segment.c5c6(ligaments=("ALL", "PLL"), facets=False)
+    assert [x.name for x in m.ligaments] == ["ALL", "PLL"]
+    with pytest.raises(ValueError, match="unknown ligament"):
+        segment.c5c6(ligaments=("ALL", "XYZ"))

@@ -1,0 +1,209 @@
+"""Cylinder end-face contact: the public contract of segment.facet.disc_contact."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segment.facet import ContactLaw, Disc, disc_contact
+
+EXACT = 1e-12          # closed-form geometry: rounding only
+LARGE_C = 1e9          # blend weight 1 - exp(-C sin a) == 1 for any tilt tested here
+C_DEFAULT = 16.7
+
+
+def rot(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+# ------------------------------------------------------------------ flat contact
+@pytest.mark.parametrize("blend", [0.0, C_DEFAULT, LARGE_C])
+@pytest.mark.parametrize("offset", [0.0, 1.0, 3.0, 7.0])
+def test_parallel_discs_penetrate_by_delta_at_m(blend, offset):
+    delta, r1, r2 = 0.2, 4.0, 5.0
+    d1 = Disc([offset, 0, -delta], [0, 0, -1], r1)     # face 1 dips delta below face 2
+    d2 = Disc([0, 0, 0], [0, 0, 1], r2)
+    res = disc_contact(d1, d2, blend=blend)
+    assert res.penetration == pytest.approx(delta, abs=EXACT)
+    assert res.regime == "flat"
+    np.testing.assert_allclose(res.direction, [0, 0, 1], atol=EXACT)
+    # M: C1 while disc 1 lies in disc 2, else the middle of the centre line inside both
+    L = offset if offset + r1 > r2 else 0.0
+    L = (offset + r1 - r2) / 2 if offset + r1 > r2 else 0.0
+    m_x = offset - L          # measured from C1 towards C2 (C2 is at x = 0)
+    np.testing.assert_allclose(res.point, [m_x, 0, -delta / 2], atol=EXACT)
+
+
+def test_parallel_disc2_inside_disc1_contacts_at_c2():
+    d1 = Disc([0.5, 0, -0.1], [0, 0, -1], 6.0)
+    d2 = Disc([0, 0, 0], [0, 0, 1], 2.0)
+    res = disc_contact(d1, d2, blend=C_DEFAULT)
+    np.testing.assert_allclose(res.point[:2], [0, 0], atol=EXACT)
+
+
+# ------------------------------------------------------------------ steep contact
+@pytest.mark.parametrize("tilt_deg", [2.0, 10.0, 35.0])
+def test_skew_rim_point_of_disc1_gives_its_depth(tilt_deg):
+    """Case 1: the lowest rim point of a tilted disc 1 dips below a larger disc 2."""
+    a = np.radians(tilt_deg)
+    r1, r2 = 3.0, 8.0
+    n1 = rot([0, 1, 0], a) @ np.array([0, 0, -1.0])
+    c1 = np.array([0.7, -0.4, r1 * np.sin(a) - 0.05])   # lowest rim point 0.05 mm below z = 0
+    d1, d2 = Disc(c1, n1, r1), Disc([0, 0, 0], [0, 0, 1], r2)
+    # the lowest rim point, found directly
+    t = np.linspace(0, 2 * np.pi, 200001)
+    u_ax = np.cross(n1, [1, 0, 0])
+    u_ax /= np.linalg.norm(u_ax)
+    v_ax = np.cross(n1, u_ax)
+    rim = c1 + r1 * (np.outer(np.cos(t), u_ax) + np.outer(np.sin(t), v_ax))
+    depth = -rim[:, 2].min()
+    res = disc_contact(d1, d2, blend=LARGE_C)
+    assert res.regime == "edge-face-1"
+    assert res.penetration == pytest.approx(depth, abs=1e-9)
+    assert res.penetration == pytest.approx(0.05, abs=EXACT)
+    m = (np.array([0, 0, 1.0]) - n1) / np.linalg.norm(np.array([0, 0, 1.0]) - n1)
+    np.testing.assert_allclose(res.direction, m, atol=EXACT)   # bisector of the normals
+    lowest = rim[np.argmin(rim[:, 2])]
+    # reported point: middle of the penetration segment, which runs from the rim point along
+    # the bisector m of the normals (length u / cos(a/2)) up to face 2
+    expected = lowest + 0.5 * res.penetration / np.cos(a / 2) * m
+    np.testing.assert_allclose(res.point, expected, atol=1e-6)
+
+
+def test_skew_case2_rim_of_disc2_in_face1():
+    a = np.radians(8.0)
+    n2 = rot([1, 0, 0], a) @ np.array([0, 0, 1.0])
+    d2 = Disc([0, 0, 0], n2, 3.0)
+    d1 = Disc([0.3, 0.2, 0.1], [0, 0, -1], 9.0)
+    res = disc_contact(d1, d2, blend=LARGE_C)
+    assert res.regime == "edge-face-2"
+    m = (n2 + np.array([0, 0, 1.0])) / np.linalg.norm(n2 + np.array([0, 0, 1.0]))
+    np.testing.assert_allclose(res.direction, m, atol=EXACT)
+    assert res.penetration == pytest.approx(-0.1 + 3.0 * np.sin(a), abs=EXACT)
+
+
+def test_blend_weight_moves_the_point_from_m_to_p():
+    a = np.radians(3.0)
+    d1 = Disc([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
+    d2 = Disc([0, 0, 0], [0, 0, 1], 8.0)      # larger: disc 1 lies within it, M = C1
+    flat = disc_contact(d1, d2, blend=0.0)
+    steep = disc_contact(d1, d2, blend=LARGE_C)
+    mid = disc_contact(d1, d2, blend=C_DEFAULT)
+    w = 1 - np.exp(-C_DEFAULT * np.sin(a))
+    assert mid.blend_weight == pytest.approx(w)
+    # penetration is affine along M-P, so it interpolates with the same weight
+    assert mid.penetration == pytest.approx(flat.penetration
+                                            + w * (steep.penetration - flat.penetration))
+    assert flat.penetration == pytest.approx(0.05, abs=EXACT)          # centre depth at M = C1
+    assert steep.penetration == pytest.approx(0.05 + 5 * np.sin(a), abs=EXACT)  # rim depth at P
+    assert flat.penetration < mid.penetration < steep.penetration
+
+
+# ------------------------------------------------------------------ apart
+@pytest.mark.parametrize("d1", [
+    Disc([0, 0, 0.3], [0, 0, -1], 5.0),                  # gap along the normal
+    Disc([10.5, 0, -0.2], [0, 0, -1], 5.0),              # no overlap in projection
+    Disc([0, 0, 1.6], rot([1, 1, 0], 0.3) @ [0, 0, -1.0], 5.0),   # tilted, rim 0.12 above
+    Disc([0, 0, -0.1], [0, 0, 1], 5.0),                  # same facing: not facing
+])
+def test_separated_discs_give_zero(d1):
+    res = disc_contact(d1, Disc([0, 0, 0], [0, 0, 1], 5.0), blend=C_DEFAULT)
+    assert res.penetration == 0.0
+    assert res.regime in ("apart", "not-facing")
+
+
+# ------------------------------------------------------------------ invariance and reaction
+finite = st.floats(-10, 10, allow_nan=False)
+
+
+@st.composite
+def facing_pair(draw):
+    tilt = draw(st.floats(0.0, 1.2))
+    axis = np.array([draw(finite), draw(finite), 1.0])
+    n1 = rot(axis, tilt) @ np.array([0, 0, -1.0])
+    c1 = np.array([draw(st.floats(-6, 6)), draw(st.floats(-6, 6)), draw(st.floats(-1, 1))])
+    return (Disc(c1, n1, draw(st.floats(0.5, 8))),
+            Disc([0, 0, 0], [0, 0, 1], draw(st.floats(0.5, 8))))
+
+
+@settings(max_examples=300, deadline=None)
+@given(facing_pair(), st.floats(0, 6.3), st.lists(finite, min_size=3, max_size=3),
+       st.lists(finite, min_size=3, max_size=3))
+def test_frame_invariance(pair, angle, axis, shift):
+    d1, d2 = pair
+    axis = np.array(axis) + np.array([0.0, 0.0, 1e-3])
+    R, p = rot(axis, angle), np.array(shift)
+    a = disc_contact(d1, d2, blend=C_DEFAULT)
+    b = disc_contact(d1.transformed(R, p), d2.transformed(R, p), blend=C_DEFAULT)
+    assert b.penetration == pytest.approx(a.penetration, abs=1e-9)
+    if a.penetration > 1e-6:
+        assert b.regime == a.regime
+        np.testing.assert_allclose(b.direction, R @ a.direction, atol=1e-8)
+        np.testing.assert_allclose(b.point, R @ a.point + p, atol=1e-8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(facing_pair())
+def test_swapping_the_discs_gives_equal_and_opposite_force(pair):
+    """Newton's third law: disc 2 feels the force disc 1 feels, reversed, on the same line."""
+    d1, d2 = pair
+    a = disc_contact(d1, d2, blend=C_DEFAULT)
+    b = disc_contact(d2, d1, blend=C_DEFAULT)
+    assert b.penetration == pytest.approx(a.penetration, abs=1e-9)
+    if a.penetration > 1e-6:
+        np.testing.assert_allclose(b.direction, -a.direction, atol=1e-8)
+        np.testing.assert_allclose(b.point, a.point, atol=1e-8)
+        swap = {"edge-face-1": "edge-face-2", "edge-face-2": "edge-face-1"}
+        assert b.regime == swap.get(a.regime, a.regime)
+
+
+# ------------------------------------------------------------------ degenerate geometry
+any_vec = st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=3, max_size=3)
+any_normal = st.sampled_from([[0, 0, 1.0], [0, 0, -1.0], [1.0, 0, 0], [0, 1.0, 1.0],
+                              [1e-9, 0, -1.0], [0.0, 1e-300, -1.0]]) | any_vec.filter(
+    lambda v: np.linalg.norm(v) > 1e-9)
+
+
+@settings(max_examples=500, deadline=None)
+@given(any_vec, any_normal, st.floats(1e-6, 1e3), any_vec, any_normal, st.floats(1e-6, 1e3),
+       st.floats(0, 1e6))
+def test_no_nan_for_any_finite_input(c1, n1, r1, c2, n2, r2, blend):
+    res = disc_contact(Disc(c1, n1, r1), Disc(c2, n2, r2), blend=blend)
+    values = [res.penetration, *res.point, *res.direction, res.blend_weight, res.sin_alpha]
+    assert np.all(np.isfinite(values))
+    assert res.penetration >= 0.0
+    assert np.linalg.norm(res.direction) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("d1", "d2"), [
+    (Disc([0, 0, 0], [0, 0, -1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),     # identical
+    (Disc([0, 0, -0.1], [0, 0, -1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),  # coincident axes
+    (Disc([0, 0, 0], [1, 0, 0], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),      # perpendicular
+    (Disc([0, 0, 0], [0, 0, 1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),      # same facing
+])
+def test_degenerate_configurations_are_finite(d1, d2):
+    res = disc_contact(d1, d2, blend=C_DEFAULT)
+    assert np.all(np.isfinite([res.penetration, *res.point, *res.direction]))
+
+
+def test_disc_validates_input():
+    with pytest.raises(ValueError, match="radius must be > 0"):
+        Disc([0, 0, 0], [0, 0, 1], 0.0)
+    with pytest.raises(ValueError, match="normal must be non-zero"):
+        Disc([0, 0, 0], [0, 0, 0], 1.0)
+    with pytest.raises(ValueError, match="blend constant C must be >= 0"):
+        disc_contact(Disc([0, 0, 0], [0, 0, -1], 1), Disc([0, 0, 0], [0, 0, 1], 1), blend=-1)
+
+
+# ------------------------------------------------------------------ contact law
+def test_contact_law_published_values():
+    law = ContactLaw(2000.0, 0.3, 1200.0)
+    assert law(0.0) == (0.0, 0.0)
+    assert law(-0.1) == (0.0, 0.0)
+    assert law(0.1)[0] == pytest.approx(2e9 * (1e-4) ** 2)           # N, SI form of the paper
+    assert law(0.3)[0] == pytest.approx(180.0)
+    assert law(0.5)[0] == pytest.approx(180 + 1.2e6 * 2e-4)
+    # value and slope continuous at the transition
+    assert law(0.3 - 1e-9)[1] == pytest.approx(law(0.3 + 1e-9)[1])
