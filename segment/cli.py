@@ -46,6 +46,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-facets", action="store_true", help="leave out the facet joints")
     p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p = sub.add_parser("validate", help="write the validation report (Markdown, HTML, CSV)")
+    p.add_argument("--out", metavar="DIR", default="validation/report",
+                   help="output folder (default: validation/report)")
+    p.add_argument("--reference", metavar="DIR", default=None,
+                   help="folder of reference CSVs (default: the packaged validation/reference)")
+    p = sub.add_parser("render", help="render a load case's pose to a PNG (off-screen)")
+    p.add_argument("case", metavar="CASE", help="load case name (see 'segment cases')")
+    p.add_argument("-o", "--output", metavar="PNG", default=None,
+                   help="output image (default: CASE.png)")
+    p.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), default=(1200, 900),
+                   help="image size in pixels (default 1200 900)")
+    p.add_argument("--view", default="oblique",
+                   choices=("oblique", "lateral", "posterior", "anterior", "superior"),
+                   help="camera (default: oblique, posterolateral from the left)")
+    sub.add_parser("explore", help="interactive 3-D explorer with load sliders (needs a display)")
     return parser
 
 
@@ -101,12 +116,69 @@ def _cmd_solve(args) -> int:
     return 0 if all(r.converged for r in results) else 1
 
 
+def _cmd_validate(args) -> int:
+    import time
+
+    from segment.report import build_report
+
+    t0 = time.perf_counter()
+    stages = iter(range(1, 100))
+
+    def progress(message: str) -> None:
+        print(f"[{time.perf_counter() - t0:5.1f} s] {next(stages):2d}. {message}",
+              file=sys.stderr, flush=True)
+
+    build_report(args.out, reference_dir=args.reference, data_dir=args.data, progress=progress)
+    print(f"validation report: {args.out}/report.md and {args.out}/report.html")
+    return 0
+
+
+def _cmd_render(args) -> int:
+    import segment
+    from segment.io import load_parameters
+
+    cases = load_parameters(args.data).load_cases
+    if args.case not in cases:
+        print(f"segment: error: unknown load case {args.case}; known: {', '.join(cases)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if min(args.size) < 16:
+        print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from segment import viz  # imports vtk: only for this command
+
+    result = segment.solve(segment.c5c6(data_dir=args.data), cases[args.case])
+    path = viz.render(result, args.output or f"{args.case}.png", size=tuple(args.size),
+                      view=args.view)
+    print(f"{path}: {result.load.name}, {result.message}")
+    return 0 if result.converged else 1
+
+
+def _cmd_explore(args) -> int:
+    import segment
+    from segment import viz
+
+    if not viz.has_display():
+        print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
+              "use 'segment render CASE' for pictures", file=sys.stderr)
+        return EXIT_USAGE
+    viz.explore(segment.c5c6(data_dir=args.data))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command == "cases":
             return _cmd_cases(args)
+        if args.command == "validate":
+            return _cmd_validate(args)
+        if args.command == "render":
+            return _cmd_render(args)
+        if args.command == "explore":
+            return _cmd_explore(args)
         return _cmd_solve(args)
     except ValueError as exc:  # bad data tables or bad parameters: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)

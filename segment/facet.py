@@ -384,6 +384,32 @@ class FacetJoint:
         disc_c5 = Disc(R0.T @ (c1_c6 - s0), R0.T @ (-n2), radius_c5)
         return cls(side, Disc(c2, n2, radius_c6), disc_c5, blend)
 
+    def geometry(self, reference) -> dict:
+        """The parameters of :meth:`at_reference` that rebuild this joint (mm, deg)."""
+        n2 = self.disc_c6.normal
+        c1_c6 = reference.s0 + reference.R0 @ self.disc_c5.center
+        return {
+            "center_c6": self.disc_c6.center.copy(),
+            "inclination_deg": float(np.degrees(np.arctan2(-n2[0], n2[2]))),
+            "radius_c6": self.disc_c6.radius,
+            "radius_c5": self.disc_c5.radius,
+            "gap": float((c1_c6 - self.disc_c6.center) @ n2),
+            "blend": self.blend,
+        }
+
+    def modified(self, reference, **changes) -> FacetJoint:
+        """The same joint with some of :meth:`geometry`'s parameters changed.
+
+        Example: ``joint.modified(ref, inclination_deg=38.0, gap=0.2)``.
+        """
+        params = self.geometry(reference)
+        unknown = set(changes) - set(params)
+        if unknown:
+            raise TypeError(f"facet {self.side!r}: unknown parameter(s) {sorted(unknown)}; "
+                            f"known: {sorted(params)}")
+        params.update(changes)
+        return FacetJoint.at_reference(self.side, reference=reference, **params)
+
 
 @njit(cache=True)
 def _facet_state(i, p, R, c1_c5, n1_c5, r1, c2_c6, n2_c6, r2, blend, law):

@@ -1,0 +1,149 @@
+"""The validation report: generation, the missing-data path, and freshness of the committed one."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import segment
+from segment import validation as v
+from segment.cli import main
+from segment.reference import load_reference, reference_dir
+from segment.report import build_report
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "validation" / "report"
+# The study is deterministic (Newton to 1e-10): committed and regenerated numbers agree to
+# rounding of the CSV (10 significant digits) unless the model or data changed.
+FRESH_RTOL = 1e-7
+FRESH_ATOL = 1e-9
+TIMING_COLUMNS = {"time_ms"}           # wall-clock figures differ between runs
+FIGURES = ("main_displacements", "coupled_displacements", "load_displacement", "load_sharing",
+           "sensitivity")
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    rep = build_report(out, solver_repeat=1)
+    return out, rep
+
+
+def test_report_writes_every_part(report_dir):
+    out, rep = report_dir
+    md = (out / "report.md").read_text()
+    for section in ("1. Summary", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
+                    "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver"):
+        assert f"## {section}" in md
+    for name in FIGURES:
+        png = out / "figures" / f"{name}.png"
+        assert png.stat().st_size > 10_000 and f"figures/{name}.png" in md
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == len(FIGURES)
+    assert 'src="http' not in html and "{RUNTIME}" not in html
+    for name in rep.tables:
+        assert (out / "tables" / f"{name}.csv").exists()
+
+
+def test_missing_references_are_shown_as_not_available(report_dir):
+    out, _ = report_dir
+    md = (out / "report.md").read_text()
+    assert "not available: Moroney 1988 mean, de Jager 1996" in md
+    agree = pd.read_csv(out / "tables" / "agreement.csv")
+    force_intact = agree[(agree.comparison == "intact vs Moroney intact")
+                         & agree.case.isin(["AS", "PS", "LS", "TNS", "CMP"])]
+    assert force_intact["reference"].isna().all()
+    assert (force_intact["reference_kind"] == "not available").all()
+
+
+def test_disc_only_agrees_with_table2_exactly(report_dir):
+    out, _ = report_dir
+    agree = pd.read_csv(out / "tables" / "agreement.csv")
+    disc = agree[agree.comparison == "disc only vs Moroney disc segment"]
+    assert len(disc) == 9
+    assert np.all(np.abs(disc["deviation_pct"]) < 100 * v.TABLE2_REL_TOL)
+
+
+def test_report_numbers_are_the_models(report_dir):
+    out, _ = report_dir
+    disp = pd.read_csv(out / "tables" / "displacements.csv")
+    r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    row = disp[(disp.configuration == "intact") & (disp.case == "FLX")].iloc[0]
+    assert row["phi_y_deg"] == pytest.approx(np.degrees(r.displacement_from_unloaded[4]))
+    assert row["phi_y_deg_from_reference"] == pytest.approx(np.degrees(r.q[4]))
+    share = pd.read_csv(out / "tables" / "load_sharing.csv")
+    totals = share.groupby("case")["share_pct"].sum()
+    np.testing.assert_allclose(totals, 100.0, atol=1e-6)   # equilibrium: shares add up
+
+
+def test_filled_in_reference_values_appear_in_report_and_figure(tmp_path):
+    refdir = tmp_path / "reference"
+    shutil.copytree(reference_dir(), refdir)
+    table = pd.read_csv(refdir / "published_displacements.csv", dtype=str,
+                        keep_default_na=False)
+    def put(series, case, col, value):
+        table.loc[(table.series == series) & (table.case == case), col] = value
+    put("Moroney 1988 mean", "FLX", "phi_y_deg", "3.91")
+    put("Moroney 1988 SD", "FLX", "phi_y_deg", "1.23")
+    put("de Jager 1996", "AS", "x_mm", "0.277")
+    table.to_csv(refdir / "published_displacements.csv", index=False)
+
+    rep = build_report(tmp_path / "out", reference_dir=refdir, solver_repeat=1)
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Published displacements (as filled in the reference table)" in md
+    assert "3.91" in md and "0.277" in md
+    assert "not available: MADYMO (Kecskemethy 2000), MOBILE" in md
+    assert "not available: Moroney 1988 mean" not in md
+
+    fig = rep.figures["main_displacements"]
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert {"Moroney 1988 mean", "de Jager 1996"} <= labels
+    heights = [p.get_height() for ax in fig.axes for p in ax.patches]
+    assert any(h == pytest.approx(3.91) for h in heights)
+    assert any(h == pytest.approx(0.277) for h in heights)
+    caps = [line for ax in fig.axes for line in ax.lines
+            if np.isclose(np.asarray(line.get_ydata(), float), 3.91 + 1.23).any()]
+    assert caps, "the SD error bar of the filled-in mean is drawn"
+
+
+def test_bad_reference_folder_is_a_one_line_error(tmp_path, capsys):
+    refdir = tmp_path / "reference"
+    shutil.copytree(reference_dir(), refdir)
+    text = (refdir / "moroney_rotational_stiffness.csv").read_text()
+    (refdir / "moroney_rotational_stiffness.csv").write_text(text.replace("0.21", "-0.21", 1))
+    code = main(["validate", "--out", str(tmp_path / "out"), "--reference", str(refdir)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith("segment: error: moroney_rotational_stiffness.csv, row 2")
+    with pytest.raises(ValueError, match=r"must be > 0, got -0\.21"):
+        load_reference(refdir)
+
+
+def _numeric_equal(a: pd.DataFrame, b: pd.DataFrame, name: str):
+    assert list(a.columns) == list(b.columns), name
+    assert len(a) == len(b), name
+    for col in a.columns:
+        if col in TIMING_COLUMNS:
+            continue
+        if pd.api.types.is_numeric_dtype(a[col]) and pd.api.types.is_numeric_dtype(b[col]):
+            np.testing.assert_allclose(a[col].to_numpy(float), b[col].to_numpy(float),
+                                       rtol=FRESH_RTOL, atol=FRESH_ATOL,
+                                       err_msg=f"{name}.csv column {col}")
+        else:
+            assert a[col].astype(str).tolist() == b[col].astype(str).tolist(), f"{name}:{col}"
+
+
+def test_committed_report_is_fresh(report_dir):
+    """Regenerate and compare with validation/report: rerun `segment validate` if this fails."""
+    out, rep = report_dir
+    committed = sorted(p.name for p in (COMMITTED / "tables").glob("*.csv"))
+    assert committed == sorted(f"{n}.csv" for n in rep.tables), \
+        "committed report has other tables: run `segment validate`"
+    for name in rep.tables:
+        _numeric_equal(pd.read_csv(out / "tables" / f"{name}.csv"),
+                       pd.read_csv(COMMITTED / "tables" / f"{name}.csv"), name)
+    for name in FIGURES:
+        assert (COMMITTED / "figures" / f"{name}.png").exists()
+    assert (COMMITTED / "report.md").exists() and (COMMITTED / "report.html").exists()

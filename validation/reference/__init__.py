@@ -1,0 +1,1 @@
+"""Reference data of the validation report, installed as ``segment.reference_data``."""
