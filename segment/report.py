@@ -158,6 +158,16 @@ def _html_table(df: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
+def _legend_footer(fig: plt.Figure, handles, labels, missing: list[str], *, legend_y: float,
+                   ncol: int) -> None:
+    """Figure legend at the bottom, with the reference series that are not available below."""
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, legend_y), ncol=ncol,
+               fontsize=8, frameon=False)
+    if missing:
+        fig.text(0.5, 0.008, f"{NOT_AVAILABLE}: " + "; ".join(missing), ha="center",
+                 fontsize=7.5, color="#aa0000")
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -241,11 +251,7 @@ def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Fi
         if lab not in labels:
             handles.append(h)
             labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.04), ncol=4,
-               fontsize=8, frameon=False)
-    if missing:
-        fig.text(0.5, 0.01, f"{NOT_AVAILABLE}: " + "; ".join(missing), ha="center",
-                 fontsize=7.5, color="#aa0000")
+    _legend_footer(fig, handles, labels, missing, legend_y=0.04, ncol=4)
     fig.suptitle("Main displacement from the unloaded equilibrium")
     fig.tight_layout(rect=(0, 0.16, 1, 1))
     return fig
@@ -278,11 +284,7 @@ def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt
     for ax in axes[:, 0]:
         ax.set_ylabel("mm (x, y, z) / deg (φ)")
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.025),
-               ncol=len(labels), frameon=False)
-    if missing:
-        fig.text(0.5, 0.008, f"{NOT_AVAILABLE}: " + "; ".join(missing), ha="center",
-                 fontsize=8, color="#aa0000")
+    _legend_footer(fig, handles, labels, missing, legend_y=0.025, ncol=len(labels))
     fig.suptitle("Main (shaded) and coupled displacements from the unloaded equilibrium")
     fig.tight_layout(rect=(0, 0.07, 1, 0.98))
     return fig

@@ -4,15 +4,28 @@ import os
 
 os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 
+import shutil
+
 import numpy as np
 import pytest
 
 import segment
+from segment.io import data_dir
 
 
 @pytest.fixture(scope="session")
 def model():
     return segment.c5c6()
+
+
+@pytest.fixture
+def data_copy(tmp_path):
+    """A private copy of the packaged CSV tables (every ``data/*.csv``)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for path in data_dir().glob("*.csv"):
+        shutil.copy(path, folder / path.name)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -95,14 +95,6 @@ def table_row(out: str, case: str) -> list[str]:
     return rows[0].split()
 
 
-@pytest.fixture
-def data_copy(tmp_path):
-    """A private copy of the packaged CSV tables."""
-    folder = tmp_path / "data"
-    folder.mkdir()
-    for name in TABLES:
-        shutil.copy(sio.data_dir() / name, folder / name)
-    return folder
 
 
 @pytest.fixture

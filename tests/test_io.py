@@ -7,7 +7,6 @@ file, the row (1 = first data row), the column and the offending value.
 
 import math
 import re
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -32,14 +31,6 @@ PROBE_Q = np.array([0.12, -0.05, 0.08, 0.01, 0.02, -0.015])
 
 
 # ---------------------------------------------------------------- helpers
-@pytest.fixture
-def data_copy(tmp_path):
-    """A private copy of the packaged CSV tables."""
-    folder = tmp_path / "data"
-    folder.mkdir()
-    for name in TABLES:
-        shutil.copy(sio.data_dir() / name, folder / name)
-    return folder
 
 
 def read(folder, name) -> pd.DataFrame:
