@@ -57,9 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output image (default: CASE.png)")
     p.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), default=(1200, 900),
                    help="image size in pixels (default 1200 900)")
-    p.add_argument("--view", default="oblique",
-                   choices=("oblique", "lateral", "posterior", "anterior", "superior"),
-                   help="camera (default: oblique, posterolateral from the left)")
+    p.add_argument("--view", default="auto",
+                   choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
+                   help="camera (default auto: lateral for sagittal cases, posterior for LS, "
+                        "LB, AR)")
     sub.add_parser("explore", help="interactive 3-D explorer with load sliders (needs a display)")
     return parser
 

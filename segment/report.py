@@ -57,6 +57,7 @@ class Report:
     blocks: list[tuple[str, object]] = field(default_factory=list)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, plt.Figure] = field(default_factory=dict)
+    images: dict[str, bytes] = field(default_factory=dict)
 
     def heading(self, text: str) -> None:
         self.blocks.append(("h2", text))
@@ -74,6 +75,11 @@ class Report:
 
     def figure(self, name: str, fig: plt.Figure, caption: str) -> None:
         self.figures[name] = fig
+        self.blocks.append(("figure", (name, caption)))
+
+    def image(self, name: str, png: bytes, caption: str) -> None:
+        """A picture made elsewhere (e.g. a 3-D render), as PNG bytes."""
+        self.images[name] = png
         self.blocks.append(("figure", (name, caption)))
 
     # -- rendering
@@ -370,6 +376,18 @@ def fig_tornado(sens: pd.DataFrame, cases: list[str]) -> plt.Figure:
     return fig
 
 
+def _render_grid(model, cases) -> bytes:
+    """PNG bytes of the 3 x 3 grid of the nine poses (pyvista, off-screen)."""
+    import tempfile
+
+    from segment import viz  # imports vtk: only when the report is built
+
+    results = [segment.solve(model, load) for load in cases.values()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = viz.render_grid(results, Path(tmp) / "poses.png")
+        return path.read_bytes()
+
+
 # ------------------------------------------------------------------ the report
 def _rounded(df: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
     """Select and rename columns for display."""
@@ -463,6 +481,12 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
                "Main displacement per case and configuration, with every reference available")
     rep.figure("coupled_displacements", fig_coupled(disp, ref, names),
                "Main and coupled displacements (paper's Fig. 10/12 layout)")
+    say("rendering the nine poses in 3-D")
+    rep.image("poses_3d", _render_grid(model, cases),
+              "The nine equilibria of the intact model (C6 fixed; translucent: C5 at the "
+              "reference pose; ligaments coloured by tension, slack ones grey; red arrows: "
+              "facet forces on C5). Sagittal cases seen from the left, LS, LB and AR from "
+              "behind. The displacements are small, as the numbers above say.")
     shown = disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations"]]
     rep.table("displacements", disp, shown)
     ref_rows = []
@@ -545,7 +569,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.table("solver", solver)
 
     # write
-    images = {}
+    images = dict(rep.images)
+    for name, png in rep.images.items():
+        (out / "figures" / f"{name}.png").write_bytes(png)
     for name, fig in rep.figures.items():
         buf = _io.BytesIO()
         fig.savefig(buf, format="png", dpi=DPI)

@@ -18,13 +18,20 @@ def _blocks(lang):
     return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
 
 
-def test_python_example_runs():
-    (example,) = _blocks("python")
+def test_python_examples_run(tmp_path, monkeypatch):
+    """Every python block, in order, in one namespace (later blocks use earlier names)."""
+    monkeypatch.chdir(tmp_path)          # examples that write files write them here
+    blocks = _blocks("python")
+    assert len(blocks) >= 2
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(example, {}, "README", "README.md", 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries > 5
+    namespace = {}
+    for k, block in enumerate(blocks):
+        test = parser.get_doctest(block, namespace, f"README block {k}", "README.md", 0)
+        runner.run(test, clear_globs=False)
+        namespace = test.globs
+    assert runner.failures == 0 and runner.tries > 10
+    assert (tmp_path / "flx.png").stat().st_size > 10_000
 
 
 def _segment_commands():
@@ -38,9 +45,10 @@ def _segment_commands():
 
 
 @pytest.mark.parametrize("argv", _segment_commands(), ids=" ".join)
-def test_cli_commands_in_readme_run(argv):
+def test_cli_commands_in_readme_run(argv, tmp_path, monkeypatch):
     from segment.cli import main
 
+    monkeypatch.chdir(tmp_path)          # commands that write files write them here
     assert main(argv) == 0
 
 

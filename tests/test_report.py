@@ -20,8 +20,8 @@ COMMITTED = ROOT / "validation" / "report"
 FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 TIMING_COLUMNS = {"time_ms"}           # wall-clock figures differ between runs
-FIGURES = ("main_displacements", "coupled_displacements", "load_displacement", "load_sharing",
-           "sensitivity")
+FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
+           "load_sharing", "sensitivity")
 
 
 @pytest.fixture(scope="module")

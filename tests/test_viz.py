@@ -1,0 +1,203 @@
+"""3-D views (segment.viz): off-screen renders, scene content, explorer callback, exports, CLI.
+
+Rendering runs off-screen with Mesa (conftest selects the OSMesa window before vtk loads).
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pv = pytest.importorskip("pyvista")
+
+import segment  # noqa: E402
+from segment import cli, viz  # noqa: E402
+
+SIZE = (320, 240)
+MIN_PIXEL_STD = 5.0            # a blank (one-colour) image has std 0
+MIN_DIFF_FRACTION = 0.01       # FLX and EXT must differ in at least 1 % of the pixels
+COLOR_ATOL = 1e-6              # tension scalars are copied, not computed
+POSE_CHANGE_DEG = 0.5          # a 1.8 N m moment turns C5 by about 2-3 deg
+SUBPROCESS_TIMEOUT_S = 120
+
+
+@pytest.fixture(scope="module")
+def results(model):
+    return {c: segment.solve(model, segment.LOAD_CASES[c]) for c in ("FLX", "EXT", "AR")}
+
+
+def _png(path):
+    import matplotlib.image
+
+    return matplotlib.image.imread(str(path))[..., :3]
+
+
+# ---------------------------------------------------------------- renders
+def test_render_is_not_blank_and_flexion_differs_from_extension(results, tmp_path):
+    flx = viz.render(results["FLX"], tmp_path / "flx.png", size=SIZE)
+    ext = viz.render(results["EXT"], tmp_path / "ext.png", size=SIZE)
+    a, b = _png(flx), _png(ext)
+    assert a.shape == (SIZE[1], SIZE[0], 3)
+    assert a.std() * 255 > MIN_PIXEL_STD
+    differ = np.any(np.abs(a - b) > 1 / 255, axis=-1).mean()
+    assert differ > MIN_DIFF_FRACTION
+
+
+def test_render_grid_of_nine(model, tmp_path):
+    rs = [segment.solve(model, load) for load in segment.LOAD_CASES.values()]
+    img = _png(viz.render_grid(rs, tmp_path / "grid.png", size=(450, 360)))
+    assert img.shape == (360, 450, 3)
+    assert img.std() * 255 > MIN_PIXEL_STD
+    with pytest.raises(ValueError, match="1 to 9 results"):
+        viz.render_grid(rs + rs[:1], tmp_path / "ten.png")
+
+
+# ---------------------------------------------------------------- scene content
+def test_ligament_colours_follow_the_tensions(results):
+    for r in results.values():
+        scene = viz.build_scene(r)
+        lig = scene.meshes["ligaments"]
+        per_cell = lig.point_data_to_cell_data()["tension_N"]
+        for k, s in enumerate(r.state.ligaments):
+            t = per_cell[lig.cell_data["ligament"] == k]
+            if s.tension > 0:
+                np.testing.assert_allclose(t, s.tension, atol=COLOR_ATOL)
+            else:  # slack: NaN -> the grey nan colour, and a thin tube
+                assert np.all(np.isnan(t))
+        # the colour map orders the taut ligaments as their tensions
+        lut = pv.LookupTable(cmap=viz.TENSION_CMAP)
+        lut.scalar_range = (0.0, max(s.tension for s in r.state.ligaments))
+        taut = [s.tension for s in r.state.ligaments if s.tension > 0]
+        colours = [lut.map_value(t) for t in sorted(taut)]
+        assert len(set(colours)) == len(set(np.round(sorted(taut), 6)))
+
+
+def test_slack_ligaments_are_thin(results):
+    r = results["EXT"]  # in extension only the ALL is taut
+    scene = viz.build_scene(r)
+    lig = scene.meshes["ligaments"]
+    ids = lig.cell_data["ligament"]
+    for k, s in enumerate(r.state.ligaments):
+        pts = lig.extract_cells(np.flatnonzero(ids == k)).points
+        axis = s.insertion_c5_in_c6 - s.insertion_c6
+        axis = axis / np.linalg.norm(axis)
+        rel = pts - s.insertion_c6
+        radius = np.max(np.linalg.norm(rel - np.outer(rel @ axis, axis), axis=1))
+        expected = viz.LIGAMENT_TAUT_MM if s.tension > 0 else viz.LIGAMENT_SLACK_MM
+        np.testing.assert_allclose(radius, expected, rtol=1e-6)
+
+
+def test_c5_mesh_is_at_the_solved_pose(results, model):
+    r = results["FLX"]
+    scene = viz.build_scene(r)
+    tpl = viz.SceneTemplate(model)
+    p, R = r.pose_c6
+    np.testing.assert_allclose(scene.meshes["c5"].points, tpl._c5.points @ R.T + p, atol=1e-9)
+    np.testing.assert_allclose(scene.meshes["c6"].points, tpl._c6.points, atol=1e-12)
+    # facet cylinders: the C5 contact face is the model's disc, moved by the pose
+    disc = model.facets[0].disc_c5
+    face_centre = scene.meshes["facets_c5"].points[2 * viz.RING * 2 + 1]  # cap centre
+    np.testing.assert_allclose(face_centre, p + R @ disc.center, atol=1e-9)
+
+
+def test_contact_arrows_scale_with_force(results):
+    r = results["EXT"]
+    arrows = viz.build_scene(r).meshes["arrows"]
+    for k, f in enumerate(r.state.facets):
+        n = len(arrows.points) // len(r.state.facets)
+        pts = arrows.points[k * n:(k + 1) * n]
+        length = np.max(np.linalg.norm(pts - f.point, axis=1))
+        assert length == pytest.approx(min(viz.ARROW_MM_PER_N * f.force, viz.ARROW_MAX_MM),
+                                       rel=0.05)
+
+
+def test_geometry_table_errors_name_file_row_column_and_value(tmp_path):
+    src = (viz.data_dir() / viz.GEOMETRY_FILE).read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "vertebra_geometry.csv"
+    header = src[0].split(",")
+    col = header.index("a0_mm")
+    row = src[1].split(",")
+    row[col] = "-2"
+    bad.write_text("\n".join([src[0], ",".join(row), *src[2:]]), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"vertebra_geometry.csv, row 1, column 'a0_mm': "
+                                         r"must be > 0, got -2"):
+        viz.load_geometry(bad)
+    bad.write_text("\n".join([src[0], *[ln for ln in src[1:] if ",body," not in ln]]),
+                   encoding="utf-8")
+    with pytest.raises(ValueError, match="exactly one 'body'"):
+        viz.load_geometry(bad)
+    assert all(p.vertebra in ("C5", "C6") for p in viz.load_geometry().parts)
+
+
+# ---------------------------------------------------------------- explorer
+def test_explorer_slider_callback_updates_the_pose_without_a_window(model):
+    ex = viz.Explorer(model, off_screen=True, size=SIZE, render=False)
+    try:
+        c5_before = ex.scene.meshes["c5"].points.copy()
+        r = ex.on_slider("My", 1.8)  # what the slider widget calls
+        assert r.converged
+        flx = segment.solve(model, segment.LOAD_CASES["FLX"])
+        np.testing.assert_allclose(ex.result.q, flx.q, atol=1e-8)
+        assert np.degrees(ex.result.q[4] - ex.result.q_unloaded[4]) > POSE_CHANGE_DEG
+        assert not np.allclose(ex.scene.meshes["c5"].points, c5_before)
+        p, R = flx.pose_c6
+        np.testing.assert_allclose(ex.scene.meshes["c5"].points,
+                                   ex.template._c5.points @ R.T + p, atol=1e-7)
+        # a stiffer disc turns less
+        stiff = ex.on_slider("disc", 2.0)
+        assert 0 < stiff.q[4] < r.q[4]
+        # keys: jump to a case, reset
+        ext = ex.jump_to_case("EXT")
+        assert ext.q[4] < 0 and ex.values["My"] == pytest.approx(-1.8)
+        assert ex.widgets["My"].GetRepresentation().GetValue() == pytest.approx(-1.8)
+        ex.reset()
+        np.testing.assert_allclose(ex.result.q, model.unloaded.q, atol=1e-8)
+        with pytest.raises(ValueError, match="unknown slider"):
+            ex.on_slider("Fw", 1.0)
+    finally:
+        ex.close()
+
+
+# ---------------------------------------------------------------- exports
+@pytest.mark.parametrize("suffix", [".vtm", ".gltf", ".glb"])
+def test_exports_are_readable(results, tmp_path, suffix):
+    path = viz.export(results["EXT"], tmp_path / f"ext{suffix}")
+    assert path.stat().st_size > 0  # .vtm is an index; its .vtp files sit in a folder
+    back = pv.read(str(path))
+    blocks = back.recursive_iterator() if hasattr(back, "recursive_iterator") else back
+    n_points = sum(b.n_points for b in blocks if b is not None)
+    assert n_points > 1000
+    if suffix == ".vtm":
+        assert "ligaments" in back.keys()
+        lig = back["ligaments"]
+        assert np.nanmax(lig.point_data["tension_N"]) == pytest.approx(
+            max(s.tension for s in results["EXT"].state.ligaments))
+
+
+def test_export_rejects_unknown_suffix(results, tmp_path):
+    with pytest.raises(ValueError, match=r"\.gltf, \.glb or \.vtm"):
+        viz.export(results["EXT"], tmp_path / "x.obj")
+
+
+# ---------------------------------------------------------------- command line
+def test_cli_render_writes_a_png(tmp_path, capsys):
+    out = tmp_path / "ar.png"
+    assert cli.main(["render", "AR", "-o", str(out), "--size", "200", "150"]) == 0
+    assert _png(out).shape == (150, 200, 3)
+    assert "AR" in capsys.readouterr().out
+
+
+def test_cli_render_bad_case_exits_2(capsys):
+    assert cli.main(["render", "NOPE"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown load case NOPE" in err
+
+
+def test_cli_explore_without_display_exits_2():
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    proc = subprocess.run([sys.executable, "-m", "segment.cli", "explore"], env=env,
+                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "display" in proc.stderr
