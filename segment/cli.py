@@ -14,6 +14,7 @@ import sys
 
 # Off-screen rendering must be chosen before vtk is first imported (see segment.viz).
 os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
+os.environ.setdefault("MPLBACKEND", "Agg")  # report figures are files, never windows
 
 EXIT_USAGE = 2
 

@@ -78,7 +78,7 @@ from numba import njit
 
 from segment._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
 
-__all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "disc_contact"]
+__all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
 
 # Regime codes of the kernel and their names.
 APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE = range(7)
@@ -123,6 +123,15 @@ class Disc:
     def transformed(self, R: np.ndarray, p: np.ndarray) -> Disc:
         """This disc mapped by ``x -> R x + p`` (R a rotation)."""
         return Disc(R @ self.center + p, R @ self.normal, self.radius)
+
+    def rim(self, n: int = 96) -> np.ndarray:
+        """``n + 1`` points around the rim [mm], first == last (for drawing)."""
+        helper = np.eye(3)[int(np.argmin(np.abs(self.normal)))]
+        a = np.cross(self.normal, helper)
+        a /= np.linalg.norm(a)
+        b = np.cross(self.normal, a)
+        t = np.linspace(0.0, 2.0 * np.pi, n + 1)
+        return self.center + self.radius * (np.outer(np.cos(t), a) + np.outer(np.sin(t), b))
 
 
 @dataclass(frozen=True)
@@ -309,6 +318,17 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
 
 def _tuple(a) -> tuple[complex, complex, complex]:
     return (complex(a[0]), complex(a[1]), complex(a[2]))
+
+
+def contact_points(disc1: Disc, disc2: Disc) -> tuple[np.ndarray, np.ndarray]:
+    """The flat contact point M and the steep contact point P (both [mm]).
+
+    They are the virtual contact point for C = 0 (weight 0) and C -> infinity (weight 1):
+    :func:`disc_contact` places P' on the segment between them.
+    """
+    flat = disc_contact(disc1, disc2, blend=0.0)
+    steep = disc_contact(disc1, disc2, blend=1e300)
+    return flat.point, steep.point
 
 
 def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:

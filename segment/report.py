@@ -8,6 +8,9 @@ matplotlib (Agg, no display needed) and writes into ``out_dir``:
 * ``figures/*.png``;
 * ``tables/*.csv``: every number shown, at full precision.
 
+Figures are made with pyplot and closed after saving; without a display matplotlib uses its Agg
+backend (the CLI sets ``MPLBACKEND=Agg``), in a notebook the inline one.
+
 Reference series with no values are listed as "not available"; nothing is guessed.
 """
 
@@ -25,9 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -65,6 +65,7 @@ __all__ = [
     "explore",
     "export",
     "load_geometry",
+    "plot",
     "render",
     "render_grid",
 ]
@@ -747,6 +748,22 @@ def _check_size(size) -> tuple[int, int]:
     return s
 
 
+def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", clim=None,
+         geometry: VertebraGeometry | None = None, off_screen: bool | None = None) -> pv.Plotter:
+    """A plotter with the posed scene drawn, not yet shown.
+
+    In a notebook, ``pv.set_jupyter_backend("static")`` then ``plot(result).show()`` gives a
+    picture; :func:`render` saves the same scene to a file. Parameters as for :func:`render`.
+    """
+    size = _check_size(size)
+    view = _resolve_view(view, result)
+    scene = build_scene(result, geometry=geometry)
+    clim = _default_range([result]) if clim is None else clim
+    pl = pv.Plotter(off_screen=off_screen, window_size=size)
+    _draw(pl, scene, clim=clim, view=view)
+    return pl
+
+
 def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
            view: str = "auto", clim=None, geometry: VertebraGeometry | None = None) -> Path:
     """Render one pose off-screen to a PNG.
@@ -771,13 +788,8 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
     Path
         ``path``.
     """
-    size = _check_size(size)
-    view = _resolve_view(view, result)
-    scene = build_scene(result, geometry=geometry)
-    clim = _default_range([result]) if clim is None else clim
-    pl = pv.Plotter(off_screen=True, window_size=size)
+    pl = plot(result, size=size, view=view, clim=clim, geometry=geometry, off_screen=True)
     try:
-        _draw(pl, scene, clim=clim, view=view)
         path = Path(path)
         pl.screenshot(str(path))
     finally:
