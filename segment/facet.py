@@ -33,18 +33,25 @@ What we compute (decisions where the papers leave room)
    point of case 1 this is the paper's depth ``c . n2 + r1 sin(alpha)`` (the paper's d with the
    opposite sign: we report penetration >= 0, 0 when apart).
 3. *Steep contact point P* = the deepest point of the overlap of the two unfolded circles (the
-   "lens"). It is the rim point ``r1 w`` of disc 1 when that lies within disc 2 (case 1, edge of
-   disc 1 on the face of disc 2; this is the paper's test cos(phi1) >= cos(beta1), with full
-   containment and "virtual contact outside" as its limits), else the rim point ``e + r2 w`` of
-   disc 2 when that lies within disc 1 (case 2), else a crossing point of the two rims (case 3,
-   edge-edge).
+   "lens"). It is the rim point ``r1 w`` of disc 1 when that lies within disc 2 and the rim
+   point of disc 2 does not lie within disc 1 (case 1, edge of disc 1 on the face of disc 2;
+   this is the paper's test cos(phi1) >= cos(beta1), with full containment and "virtual contact
+   outside" as its limits), the rim point ``e + r2 w`` of disc 2 in the mirror situation
+   (case 2), and otherwise a point on both rims (case 3, edge-edge): a crossing of the rims, or
+   the point where they touch when both rim points qualify (e.g. equal, aligned discs).
 4. *Case 3 deviation.* The cylinder paper measures edge-edge penetration along the line of
    intersection of the face planes (chord overlap) and pushes along that line. For facing
    discs that measure differs from the edge-face depth where case 3 meets cases 1 and 2, so the
    force would jump there. We measure the depth at the rim crossing like cases 1 and 2 (both
-   measures are zero at first touch) and keep the force continuous.
-5. *Flat contact point M* lies on the centre line at ``L = (c + r1 - r2)/2`` from C1, at C1 when
-   disc 1 lies within disc 2 and at C2 when disc 2 lies within disc 1 (paper, section 1.2).
+   measures are zero at first touch) and keep the force continuous across the cases.
+   *Limitation:* contact is defined on the overlap of the projected faces (as the paper's flat
+   point M is), so when two discs slide apart sideways while still interpenetrating, the force
+   ends when the projections stop overlapping instead of fading out. The same happens when the
+   faces stop facing each other (item 8). The facet joints stay far from both (equal 5 mm
+   discs, offsets well below 1 mm, tilts of a few degrees).
+5. *Flat contact point M* lies on the centre line at ``L = (|e| + r1 - r2)/2`` from C1 (|e|: the
+   distance of the unfolded centres; the paper's c), at C1 when disc 1 lies within disc 2 and at
+   C2 when disc 2 lies within disc 1 (paper, section 1.2).
 6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
    (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
    ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
@@ -147,7 +154,8 @@ class ContactResult:
         point when apart and overlapping in projection).
     direction : ndarray, shape (3,)
         Unit vector along which the contact force pushes disc 1: the bisector
-        (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring).
+        (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring); n2 when
+        the faces do not face each other or their projections do not overlap (no force then).
     regime : str
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
         disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
@@ -256,7 +264,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     cp = sub(c, scale(dot(c, m), m))
     e = add(cp, scale(stretch * dot(cp, w), w))
     ee = dot(e, e)
-    ce = cmath.sqrt(ee) if abs(ee) > _TINY else 0j
+    ce = cmath.sqrt(ee) if abs(ee) > 0.0 else 0j
     u0 = dot(c, n2)  # depth below face 2 of the face-1 point at C1
     if ce.real >= r1 + r2:  # projections do not overlap
         mid = scale(0.5, add(c1, c2))
@@ -286,7 +294,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     elif inside1:  # both rims pass through the deepest point (e.g. equal, aligned discs)
         P = y1
         case = EDGE_EDGE
-    else:  # rims cross; here |r1 - r2| < ce < r1 + r2, so ce > 0
+    elif ce.real > 0.0:  # rims cross; here |r1 - r2| < ce < r1 + r2
         eh = scale(1.0 / ce, e)
         a = (ee + r1 * r1 - r2 * r2) / (2.0 * ce)
         hh = r1 * r1 - a * a
@@ -295,6 +303,9 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
         yp = add(scale(a, eh), scale(h, ep))
         ym = sub(scale(a, eh), scale(h, ep))
         P = yp if dot(w, yp).real >= dot(w, ym).real else ym
+        case = EDGE_EDGE
+    else:  # centres coincide to rounding (radii near the underflow limit): the rim point
+        P = y1
         case = EDGE_EDGE
     # blending between M and P (item 6)
     weight = 1.0 - cmath.exp(-blend * sin_a)
@@ -321,10 +332,12 @@ def _tuple(a) -> tuple[complex, complex, complex]:
 
 
 def contact_points(disc1: Disc, disc2: Disc) -> tuple[np.ndarray, np.ndarray]:
-    """The flat contact point M and the steep contact point P (both [mm]).
+    """The contact points of flat and of steep contact, as :func:`disc_contact` reports points.
 
-    They are the virtual contact point for C = 0 (weight 0) and C -> infinity (weight 1):
-    :func:`disc_contact` places P' on the segment between them.
+    They are the virtual contact point for C = 0 (blend weight 0, at M) and for C -> infinity
+    (weight 1, at P), each taken, like every reported point, in the middle of its penetration
+    segment [mm]. :func:`disc_contact` places its point on the segment between them at the
+    blend weight. For exactly parallel faces the weight is 0 for every C, so both are at M.
     """
     flat = disc_contact(disc1, disc2, blend=0.0)
     steep = disc_contact(disc1, disc2, blend=1e300)
