@@ -160,8 +160,8 @@ class ContactResult:
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
         disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
     case : str
-        The steep contact case behind P (``edge-face-1``, ``edge-face-2``, ``edge-edge``) or the
-        regime when there is none.
+        The steep contact case behind P (``edge-face-1``, ``edge-face-2``, ``edge-edge``);
+        ``flat`` for parallel faces (no steep point), the regime when apart or not facing.
     blend_weight : float
         1 - exp(-C sin alpha): 0 at M (flat), 1 at P (steep).
     sin_alpha : float
@@ -255,10 +255,11 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     # tilt direction w = -dn/|dn| (undefined when parallel: then the blend weight is 0)
     dn = add(n1, n2)
     dnn = dot(dn, dn)
-    if abs(dnn) > _TINY:
-        w = scale(-1.0 / cmath.sqrt(dnn), dn)
-    else:
+    parallel = not abs(dnn) > _TINY
+    if parallel:
         w = z3
+    else:
+        w = scale(-1.0 / cmath.sqrt(dnn), dn)
     stretch = 1.0 / cos_h - 1.0
     # unfolded in-plane vector from C1 to C2
     cp = sub(c, scale(dot(c, m), m))
@@ -285,7 +286,10 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     d1 = sub(y1, e)
     inside1 = dot(d1, d1).real <= r2 * r2 * (1.0 + _INSIDE_SLACK)
     inside2 = dot(y2, y2).real <= r1 * r1 * (1.0 + _INSIDE_SLACK)
-    if inside1 and not inside2:
+    if parallel:  # no tilt direction, no steep point: the blend weight is 0 and P' = M
+        P = M
+        case = FLAT
+    elif inside1 and not inside2:
         P = y1
         case = EDGE_FACE_1
     elif inside2 and not inside1:
