@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+import segment._jit_cache  # noqa: F401  (first: chooses numba's cache folder, see its docstring)
+from segment.batch import BatchResult, solve_many
 from segment.disc import DOF_NAMES, DiscStiffness
 from segment.equilibrium import EquilibriumResult, solve
 from segment.facet import ContactLaw, Disc, FacetJoint, disc_contact
@@ -45,6 +47,7 @@ __all__ = [
     "DOF_NAMES",
     "LIGAMENT_NAMES",
     "LOAD_CASES",
+    "BatchResult",
     "ContactLaw",
     "Disc",
     "DiscStiffness",
@@ -57,9 +60,28 @@ __all__ = [
     "TrilinearCurve",
     "c5c6",
     "disc_contact",
+    "disc_plane_drop",
     "load_parameters",
+    "relax",
+    "simulate",
     "solve",
+    "solve_many",
+    "uncertainty_bands",
 ]
+# relax, simulate, disc_plane_drop (segment.dynamics) and uncertainty_bands
+# (segment.uncertainty) are imported on first use: they pull in scipy.integrate.
+
+_LAZY = {"relax": "segment.dynamics", "simulate": "segment.dynamics",
+         "disc_plane_drop": "segment.dynamics", "uncertainty_bands": "segment.uncertainty"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'segment' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

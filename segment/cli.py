@@ -63,6 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
                         "LB, AR)")
     sub.add_parser("explore", help="interactive 3-D explorer with load sliders (needs a display)")
+    p = sub.add_parser("simulate", help="simulate the motion of C5 under a load case "
+                                        "(dynamics, all damping of the paper)")
+    p.add_argument("case", metavar="CASE", help="load case name")
+    p.add_argument("--t-end", type=_finite_float, default=1.0, metavar="S",
+                   help="simulated time [s] (default 1)")
+    p.add_argument("--ramp", type=_finite_float, default=0.0, metavar="S",
+                   help="ramp the load over S seconds (default 0: a step)")
+    p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
+    p.add_argument("--out", metavar="FILE.csv", default=None,
+                   help="write the time history (q, rates, element forces, energies) as CSV")
     return parser
 
 
@@ -169,6 +179,40 @@ def _cmd_explore(args) -> int:
     return 0
 
 
+def _cmd_simulate(args) -> int:
+    import numpy as np
+
+    import segment
+    from segment import dynamics
+    from segment.io import load_parameters
+
+    cases = load_parameters(args.data).load_cases
+    if args.case not in cases:
+        print(f"segment: error: unknown load case {args.case}; known: {', '.join(cases)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not args.t_end > 0 or args.ramp < 0:
+        print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
+        return EXIT_USAGE
+    model = segment.c5c6(data_dir=args.data)
+    print(f"simulating {args.case} for {args.t_end:g} s "
+          f"({'step' if args.ramp == 0 else f'ramp {args.ramp:g} s'})...", file=sys.stderr)
+    r = dynamics.simulate(model, cases[args.case], t_end=args.t_end, ramp=args.ramp,
+                          gravity=args.gravity)
+    s = segment.solve(model, cases[args.case])
+    q = np.concatenate([r.q[-1, :3], np.degrees(r.q[-1, 3:])])
+    qs = np.concatenate([s.q[:3], np.degrees(s.q[3:])])
+    print(f"{args.case}: {r.message} ({r.nfev} evaluations)")
+    print("              x [mm]  y [mm]  z [mm]  phi_x   phi_y   phi_z [deg]")
+    print("at t_end    " + "".join(f"{v:8.4f}" for v in q))
+    print("static      " + "".join(f"{v:8.4f}" for v in qs))
+    print(f"kinetic energy-work error e_R = {r.energy_error:.2e}")
+    if args.out:
+        r.frame.to_csv(args.out, index=False)
+        print(f"wrote {args.out} ({len(r.frame)} rows)")
+    return 0 if r.success else 1
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -181,6 +225,8 @@ def main(argv=None) -> int:
             return _cmd_render(args)
         if args.command == "explore":
             return _cmd_explore(args)
+        if args.command == "simulate":
+            return _cmd_simulate(args)
         return _cmd_solve(args)
     except ValueError as exc:  # bad data tables or bad parameters: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)

@@ -388,6 +388,32 @@ def _render_grid(model, cases) -> bytes:
         return path.read_bytes()
 
 
+def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, n_samples: int) -> plt.Figure:
+    """5-95 % bands of the main displacements, force cases (mm) and moment cases (deg) apart."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5),
+                             gridspec_kw={"width_ratios": [5, 4]})
+    for ax, unit in zip(axes, ("mm", "deg"), strict=True):
+        sel = bands[bands.unit == unit].reset_index(drop=True)
+        x = np.arange(len(sel))
+        ax.bar(x, sel["high"] - sel["low"], bottom=sel["low"], width=0.5, color="#9ecae1",
+               label="5-95 % of the samples")
+        ax.hlines(sel["median"], x - 0.25, x + 0.25, color="black", label="median")
+        ax.scatter(x, sel["nominal"], color="#1f77b4", zorder=5, label="published parameters")
+        intact = [_moroney_derived(ref, c, "intact") for c in sel["case"]]
+        if np.isfinite(intact).any():
+            ax.scatter(x, intact, marker="x", color="black", s=70, linewidths=2, zorder=6,
+                       label="Moroney intact (load / k)")
+        ax.axhline(0, color="black", lw=0.5)
+        ax.set_xticks(x, sel["case"])
+        ax.set_ylabel(f"main displacement [{unit}]")
+        ax.grid(axis="y", alpha=0.3)
+    axes[1].legend(fontsize=8)
+    fig.suptitle(f"Parameter uncertainty: {n_samples} sampled models (intact), main displacement "
+                 "from the unloaded equilibrium")
+    fig.tight_layout()
+    return fig
+
+
 # ------------------------------------------------------------------ the report
 def _rounded(df: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
     """Select and rename columns for display."""
@@ -396,7 +422,7 @@ def _rounded(df: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
 
 def build_report(out_dir: str | Path = "validation/report", *, reference_dir=None,
                  data_dir=None, progress: Callable[[str], None] | None = None,
-                 solver_repeat: int = 30) -> Report:
+                 solver_repeat: int = 30, uncertainty_samples: int = 200) -> Report:
     """Run the validation study and write the report into ``out_dir``.
 
     Parameters
@@ -411,6 +437,8 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         Called with a short message at each stage (default: ``logging.info``).
     solver_repeat : int
         Solves per case for the timing table.
+    uncertainty_samples : int
+        Sampled models for the uncertainty bands (seed 0: reproducible).
     """
     say = progress or log.info
     t_start = time.perf_counter()
@@ -439,6 +467,12 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     sens = v.sensitivity_table(model, cases, progress=say)
     say("timing the solver")
     solver = v.solver_table(model, cases, repeat=solver_repeat)
+    say(f"parameter uncertainty: {uncertainty_samples} sampled models x 9 cases")
+    from segment.uncertainty import ASSUMED_STIFFNESS_SPREAD, uncertainty_bands
+
+    unc = uncertainty_bands(model, cases, n_samples=uncertainty_samples,
+                            stiffness_spread=ASSUMED_STIFFNESS_SPREAD, seed=0)
+    unc_bands = unc.main_bands()
 
     rep = Report("C5–C6 validation report")
     available, missing = _available_series(ref)
@@ -567,6 +601,17 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              f"the residual scaled by 20 N and 1.8 N m; time = median of {solver_repeat} solves "
              "on this machine.")
     rep.table("solver", solver)
+
+    rep.heading("9. Parameter uncertainty")
+    rep.text(f"{uncertainty_samples} models sampled around the published one (seed 0), every "
+             "case solved for each (`segment.uncertainty.uncertainty_bands`). What is sampled:")
+    rep.bullets(list(unc.assumptions))
+    rep.text("The stiffness spread is an assumption: no published spread exists for Tables 2 "
+             "and 3. The bands show how much the predictions depend on parameters we do not "
+             "know better; they are not a confidence interval of the model.")
+    rep.figure("uncertainty", fig_uncertainty(unc_bands, ref, uncertainty_samples),
+               "5-95 % bands of each case's main displacement over the sampled models")
+    rep.table("uncertainty", unc_bands)
 
     # write
     images = dict(rep.images)

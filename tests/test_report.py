@@ -21,7 +21,7 @@ FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 TIMING_COLUMNS = {"time_ms"}           # wall-clock figures differ between runs
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
-           "load_sharing", "sensitivity")
+           "load_sharing", "sensitivity", "uncertainty")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,8 @@ def test_report_writes_every_part(report_dir):
     out, rep = report_dir
     md = (out / "report.md").read_text()
     for section in ("1. Summary", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
-                    "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver"):
+                    "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
+                    "9. Parameter uncertainty"):
         assert f"## {section}" in md
     for name in FIGURES:
         png = out / "figures" / f"{name}.png"

@@ -1,0 +1,78 @@
+"""Batch solving: solve_many == solve one at a time; failures flagged, never NaN."""
+
+import numpy as np
+import pytest
+
+import segment
+from segment.batch import random_loads, solve_many
+
+# Both solvers stop at a scaled residual of 1e-10 (2e-9 N, 1.8e-7 N mm); the equilibria they
+# reach therefore agree to far better than this.
+SAME_Q_TOL = 1e-8
+
+
+def test_nine_cases_match_one_at_a_time(model):
+    cases = list(segment.LOAD_CASES.values())
+    r = solve_many(model, cases)
+    assert r.q.shape == (9, 6) and r.converged.all()
+    for k, load in enumerate(cases):
+        s = segment.solve(model, load)
+        np.testing.assert_allclose(r.q[k], s.q, atol=SAME_Q_TOL)
+    assert r.load_names == tuple(segment.LOAD_CASES)
+
+
+@pytest.mark.parametrize("q0", ["predict", "reference"])
+def test_random_loads_match_one_at_a_time(model, q0):
+    F = random_loads(40, seed=7)
+    r = solve_many(model, F, q0=q0)
+    assert r.converged.all()
+    for k in range(0, 40, 4):
+        s = segment.solve(model, segment.Load(F[k, :3], F[k, 3:]))
+        assert s.converged
+        np.testing.assert_allclose(r.q[k], s.q, atol=SAME_Q_TOL)
+
+
+def test_random_loads_within_twice_nominal():
+    F = random_loads(500, seed=1)
+    assert np.all(np.linalg.norm(F[:, :3], axis=1) <= 40.0)
+    assert np.all(np.linalg.norm(F[:, 3:], axis=1) <= 3600.0)
+    np.testing.assert_array_equal(F, random_loads(500, seed=1))
+
+
+def test_non_converged_entries_are_flagged_not_nan(model):
+    F = np.array([segment.LOAD_CASES["EXT"].as_array(), np.zeros(6)])
+    r = solve_many(model, F, q0="reference", max_iterations=1)
+    assert not r.converged[0]
+    assert r.status[0] != 0
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.residual_norm))
+    df = r.frame()
+    assert not df.loc[0, "converged"] and df.loc[0, "message"] != "converged"
+    assert r.n_failed >= 1
+
+
+def test_parameter_sets_list_and_function(model):
+    cases = [segment.LOAD_CASES["FLX"], segment.LOAD_CASES["AR"]]
+    stiff = model.replace(disc=model.disc.scaled(2.0))
+    r = solve_many([model, stiff], cases)
+    assert r.q.shape == (2, 2, 6) and r.converged.shape == (2, 2)
+    np.testing.assert_allclose(r.q[1, 0], segment.solve(stiff, cases[0]).q, atol=SAME_Q_TOL)
+    assert abs(r.q[1, 0, 4]) < abs(r.q[0, 0, 4])  # stiffer disc, less flexion
+    g = solve_many(lambda i: [model, stiff][i], cases, n_models=2)
+    np.testing.assert_array_equal(g.q, r.q)
+    assert len(r.frame()) == 4
+
+
+def test_input_checks(model):
+    with pytest.raises(ValueError, match=r"loads must have shape \(N, 6\)"):
+        solve_many(model, np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="n_models"):
+        solve_many(lambda i: model, np.zeros((1, 6)))
+    with pytest.raises(ValueError, match="q0 must be"):
+        solve_many(model, np.zeros((2, 6)), q0=np.zeros((3, 6)))
+
+
+def test_callers_array_unchanged(model):
+    F = random_loads(5, seed=2)
+    before = F.copy()
+    solve_many(model, F)
+    np.testing.assert_array_equal(F, before)
