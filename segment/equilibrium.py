@@ -27,7 +27,7 @@ from numba import njit
 from segment.disc import DOF_NAMES
 from segment.kinematics import cardan_xyz, pose
 from segment.loads import Load
-from segment.model import Segment, SegmentState, _residual_jacobian
+from segment.model import Segment, SegmentState, _residual, _residual_jacobian
 
 __all__ = ["EquilibriumResult", "IterationRecord", "solve"]
 
@@ -92,9 +92,11 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             dq = dq / cap
         phi0 = 0.5 * np.sum(rs * rs)
         alpha = 1.0
+        # the full step (usually accepted) gets residual and Jacobian in one pass; a
+        # backtracking trial only the residual, the Jacobian follows once a step is accepted
+        q_try = q + dq
+        r_try, J_try = _residual_jacobian(q_try, f, params)
         while True:
-            q_try = q + alpha * dq
-            r_try, J_try = _residual_jacobian(q_try, f, params)
             rs_try = _scaled(r_try)
             phi = 0.5 * np.sum(rs_try * rs_try)
             if np.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
@@ -104,6 +106,11 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
                 log[it, 0] = norm
                 log[it, 1] = 0.0
                 return q, LINE_SEARCH_FAILED, norm, it
+            q_try = q + alpha * dq
+            r_try = _residual(q_try, f, params)
+        if alpha < 1.0:
+            r_try, J_try = _residual_jacobian(q_try, f, params)
+            rs_try = _scaled(r_try)
         log[it, 0] = norm
         log[it, 1] = alpha
         q, r, J, rs = q_try, r_try, J_try, rs_try
