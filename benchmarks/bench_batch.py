@@ -12,7 +12,6 @@ between the batch and the one-at-a-time equilibria. Target: >= 10,000 equilibria
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -20,6 +19,7 @@ import time
 
 import numba
 import numpy as np
+from _common import emit
 
 import segment
 from segment.batch import random_loads, solve_many
@@ -80,11 +80,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     report = run(args.n, args.n_single, args.seed)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

@@ -24,14 +24,13 @@ MADYMO, 5.7 s per MADYMO run on a 175 MHz R10000).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import sys
-import time
 
 import numpy as np
+from _common import emit, median_time
 
 import segment
 from segment.dynamics import RELAX_TOL, relax
@@ -39,14 +38,6 @@ from segment.equilibrium import DEFAULT_TOL
 
 PAPER_RATIO = 350.0
 
-
-def _median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def run(repeat_newton: int, repeat_relax: int) -> dict:
@@ -71,8 +62,8 @@ def run(repeat_newton: int, repeat_relax: int) -> dict:
             "reference": lambda load=load: relax(model, load),
             "unloaded": lambda load=load: relax(model, load, q0=qu),
         }
-        t_newton = {k: _median_time(fn, repeat_newton) for k, fn in newton.items()}
-        t_relax = {k: _median_time(fn, repeat_relax) for k, fn in relaxation.items()}
+        t_newton = {k: median_time(fn, repeat_newton) for k, fn in newton.items()}
+        t_relax = {k: median_time(fn, repeat_relax) for k, fn in relaxation.items()}
         d = np.abs(r.q - s.q)
         cases[name] = {
             "newton_ms": {k: 1e3 * v for k, v in t_newton.items()},
@@ -119,11 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     report = run(args.repeat_newton, args.repeat_relax)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

@@ -11,12 +11,10 @@ residual, measured in the same run. ``ratio`` = scipy median / Newton median.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
-import statistics
-import time
 
 import numpy as np
+from _common import emit, median_time
 from scipy.optimize import root
 
 import segment
@@ -24,14 +22,6 @@ import segment
 TARGET_MEDIAN_MS = 2.0
 TARGET_ITERATIONS = 15
 
-
-def _median_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def run(repeat: int) -> dict:
@@ -42,13 +32,13 @@ def run(repeat: int) -> dict:
     cases = {}
     for name, load in segment.LOAD_CASES.items():
         result = segment.solve(model, load)
-        t_newton = _median_time(lambda load=load: segment.solve(model, load), repeat)
+        t_newton = median_time(lambda load=load: segment.solve(model, load), repeat)
 
         def fun(q, load=load):
             return model.residual(q, load)
 
         sol = root(fun, np.zeros(6), method="hybr")
-        t_scipy = _median_time(lambda fun=fun: root(fun, np.zeros(6), method="hybr"), repeat)
+        t_scipy = median_time(lambda fun=fun: root(fun, np.zeros(6), method="hybr"), repeat)
         cases[name] = {
             "newton_median_ms": 1e3 * t_newton,
             "newton_iterations": result.iterations,
@@ -86,11 +76,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     report = run(args.repeat)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

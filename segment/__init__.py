@@ -103,8 +103,11 @@ def c5c6(*, ligaments=True, facets=True, data_dir=None) -> Segment:
         A folder with the same CSV tables as ``data/`` (default: the packaged tables).
     """
     p = load_parameters(data_dir)
+    if not isinstance(facets, bool):
+        raise TypeError(f"facets must be True or False, got {facets!r}")
     model = Segment(reference=p.reference, disc=p.disc, ligaments=p.ligaments,
-                    facets=p.facets if facets else (), contact_law=p.contact_law)
+                    facets=p.facets if facets else (), contact_law=p.contact_law,
+                    inertia=p.inertia["C5"])
     if ligaments is True:
         return model
     if ligaments is False or ligaments is None:

@@ -4,12 +4,12 @@ numba's own cache (``cache=True``) checks only the source file of each compiled 
 kernel that calls a function of another module (``model._generalized_force`` calls
 ``facet._contact``) keeps running the old machine code after that other module is edited: wrong
 numbers, silently. We therefore point numba at a folder named after a hash of every
-``segment/*.py`` file that uses numba, so that any edit of a kernel module compiles afresh
-(editing the others, e.g. the report, keeps the compiled kernels).
+``segment/*.py`` file that defines kernels (``@njit``) and of the numba version, so that any
+edit of a kernel module compiles afresh (editing the others, e.g. the report, keeps them).
 
 * Set ``NUMBA_CACHE_DIR`` yourself to choose the folder (then nothing here applies).
 * If the folder cannot be created, numba's default (``__pycache__`` beside the sources) stays.
-* Only the most recent :data:`KEEP` folders are kept.
+* When a new folder is made, only the most recent :data:`KEEP` folders are kept.
 
 This module must be imported before the first ``@njit(cache=True)`` decorator runs, which is why
 ``segment/__init__.py`` imports it first.
@@ -31,12 +31,12 @@ SOURCE_DIR = Path(__file__).resolve().parent
 
 
 def cache_folder(source_dir: Path = SOURCE_DIR, base: Path | None = None) -> Path:
-    """The cache folder for the sources in ``source_dir``: a hash of its numba modules."""
+    """The cache folder for the sources in ``source_dir``: a hash of its kernel modules."""
     digest = hashlib.sha256()
     digest.update(numba.__version__.encode())
     for path in sorted(Path(source_dir).glob("*.py")):
         text = path.read_bytes()
-        if b"numba" in text and path.name != Path(__file__).name:
+        if b"@njit" in text:
             digest.update(path.name.encode())
             digest.update(text)
     if base is None:
@@ -57,9 +57,11 @@ def configure() -> Path | None:
         return None
     folder = cache_folder()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        os.utime(folder)
-        _prune(folder)
+        if folder.is_dir():
+            os.utime(folder)
+        else:
+            folder.mkdir(parents=True)
+            _prune(folder)
     except OSError:
         return None
     # both: numba re-reads its configuration from the environment at times

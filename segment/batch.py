@@ -3,12 +3,13 @@
 Parameter studies and uncertainty analysis need thousands of equilibria. ``solve_many`` runs the
 compiled Newton of :mod:`segment.equilibrium` (``_newton_kernel``: complex-step Jacobian,
 capped steps, Armijo backtracking) over N load vectors inside one numba kernel, the loads
-spread over the CPU cores (``prange``). Each entry follows :func:`segment.solve_raw` exactly:
-Newton from ``q0`` at the full load, and when that fails automatic load stepping (fractions
-halved on failure, doubled on success, at most ``4 * max_iterations`` Newton steps in all), so
-the results are those of the one-at-a-time solver (to its convergence tolerance; the tests
-check 1e-8 mm / rad). Non-converged entries are flagged (``converged`` False, a ``status``
-code); ``q`` holds their last finite iterate, never NaN.
+spread over the CPU cores (``prange``). Each entry runs the very kernel of
+:func:`segment.equilibrium.solve_raw` (``_solve_kernel``): Newton from ``q0`` at the full
+load, and when that fails automatic load stepping, so the results are those of the
+one-at-a-time solver
+(to its convergence tolerance; the tests check 1e-8 mm / rad). Non-converged entries are
+flagged (``converged`` False, a ``status`` code); ``q`` holds their last finite iterate,
+never NaN.
 """
 
 from __future__ import annotations
@@ -23,17 +24,9 @@ import pandas as pd
 from numba import njit, prange
 
 from segment.disc import DOF_NAMES
-from segment.equilibrium import (
-    CONVERGED,
-    DEFAULT_TOL,
-    LOAD_STEPPING_FAILED,
-    MIN_LOAD_STEP,
-    STATUS_TEXT,
-    _newton_kernel,
-    _scaled,
-)
+from segment.equilibrium import CONVERGED, DEFAULT_TOL, STATUS_TEXT, _solve_kernel
 from segment.loads import Load
-from segment.model import Segment, _residual_jacobian
+from segment.model import Segment
 
 __all__ = ["BatchResult", "solve_many"]
 
@@ -45,49 +38,19 @@ CHUNK = 2000
 
 @njit(cache=True)
 def _solve_one(params, f, q0, tol, max_iterations, log_buf):
-    """One equilibrium as :func:`segment.equilibrium.solve_raw`: (q, status, norm, iterations)."""
-    q, status, norm, n = _newton_kernel(params, f, q0, tol, max_iterations, log_buf)
+    """One equilibrium by ``equilibrium._solve_kernel``: (q, status, norm, iterations)."""
+    q, status, norm, n_log, _ = _solve_kernel(params, f, q0, tol, max_iterations, log_buf)
     iterations = 0
-    for k in range(n):
-        if log_buf[k, 1] > 0.0:
+    for k in range(n_log):
+        if log_buf[k, 2] > 0.0:
             iterations += 1
-    if status == CONVERGED:
-        return q, status, norm, iterations
-    q = q0.copy()
-    fraction = 0.0
-    step = 0.25
-    status = LOAD_STEPPING_FAILED
-    total = n
-    while total < 4 * max_iterations:
-        target = min(1.0, fraction + step)
-        q_try, st, norm_try, n = _newton_kernel(params, f * target, q, tol, max_iterations,
-                                                log_buf)
-        total += n
-        for k in range(n):
-            if log_buf[k, 1] > 0.0:
-                iterations += 1
-        if st == CONVERGED:
-            q = q_try
-            fraction = target
-            norm = norm_try
-            if fraction >= 1.0:
-                status = CONVERGED
-                break
-            step = min(2.0 * step, 1.0 - fraction)
-        else:
-            step *= 0.5
-            if step < MIN_LOAD_STEP:
-                break
-    if status != CONVERGED:
-        r, _ = _residual_jacobian(q, f, params)
-        norm = np.max(np.abs(_scaled(r)))
     return q, status, norm, iterations
 
 
 @njit(cache=True, parallel=True)
 def _solve_batch(params, F, Q0, tol, max_iterations, q_out, status_out, norm_out, iter_out):
     for k in prange(F.shape[0]):
-        log_buf = np.zeros((max_iterations, 2))
+        log_buf = np.zeros((5 * max_iterations, 3))
         q, st, nrm, it = _solve_one(params, F[k], Q0[k], tol, max_iterations, log_buf)
         q_out[k] = q
         status_out[k] = st
@@ -95,7 +58,7 @@ def _solve_batch(params, F, Q0, tol, max_iterations, q_out, status_out, norm_out
         iter_out[k] = it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BatchResult:
     """Outcome of :func:`solve_many`.
 

@@ -1,4 +1,4 @@
-"""Command line: ``segment cases`` and ``segment solve``.
+"""Command line: ``segment cases | solve | validate | render | explore | simulate``.
 
 Errors in the user's input (unknown case, bad number, unreadable data) print one line to
 stderr and exit with code 2, without a traceback.
@@ -17,6 +17,21 @@ os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 os.environ.setdefault("MPLBACKEND", "Agg")  # report figures are files, never windows
 
 EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input on the command line: reported as one line, exit code 2."""
+
+
+def _cases(args, names):
+    """The named load cases of the data folder, or a UsageError naming the unknown ones."""
+    from segment.io import load_parameters
+
+    cases = load_parameters(args.data).load_cases
+    unknown = [n for n in names if n not in cases]
+    if unknown:
+        raise UsageError(f"unknown load case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
+    return {n: cases[n] for n in names} if names else dict(cases)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,9 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_cases(args) -> int:
-    from segment.io import load_parameters
-
-    cases = load_parameters(args.data).load_cases
+    cases = _cases(args, [])
     print(f"{'case':<6}{'Fx':>7}{'Fy':>7}{'Fz':>7} [N]{'Mx':>7}{'My':>7}{'Mz':>7} [N m]")
     for name, load in cases.items():
         f = load.force
@@ -92,15 +105,9 @@ def _cmd_solve(args) -> int:
     import numpy as np
 
     import segment
-    from segment.io import load_parameters
 
-    cases = load_parameters(args.data).load_cases
-    names = args.cases or list(cases)
-    unknown = [n for n in names if n not in cases]
-    if unknown:
-        print(f"segment: error: unknown load case(s) {', '.join(unknown)}; "
-              f"known: {', '.join(cases)}", file=sys.stderr)
-        return EXIT_USAGE
+    cases = _cases(args, args.cases)
+    names = list(cases)
     model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
                          data_dir=args.data)
     results = [segment.solve(model, cases[n].scaled(args.scale, name=n)) for n in names]
@@ -147,13 +154,8 @@ def _cmd_validate(args) -> int:
 
 def _cmd_render(args) -> int:
     import segment
-    from segment.io import load_parameters
 
-    cases = load_parameters(args.data).load_cases
-    if args.case not in cases:
-        print(f"segment: error: unknown load case {args.case}; known: {', '.join(cases)}",
-              file=sys.stderr)
-        return EXIT_USAGE
+    cases = _cases(args, [args.case])
     if min(args.size) < 16:
         print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
               file=sys.stderr)
@@ -184,13 +186,8 @@ def _cmd_simulate(args) -> int:
 
     import segment
     from segment import dynamics
-    from segment.io import load_parameters
 
-    cases = load_parameters(args.data).load_cases
-    if args.case not in cases:
-        print(f"segment: error: unknown load case {args.case}; known: {', '.join(cases)}",
-              file=sys.stderr)
-        return EXIT_USAGE
+    cases = _cases(args, [args.case])
     if not args.t_end > 0 or args.ramp < 0:
         print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
         return EXIT_USAGE
@@ -228,7 +225,7 @@ def main(argv=None) -> int:
         if args.command == "simulate":
             return _cmd_simulate(args)
         return _cmd_solve(args)
-    except ValueError as exc:  # bad data tables or bad parameters: one line, no traceback
+    except (UsageError, ValueError) as exc:  # bad input or data: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

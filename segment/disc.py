@@ -25,7 +25,7 @@ __all__ = ["DOF_NAMES", "DiscStiffness"]
 DOF_NAMES = ("x", "y", "z", "phi_x", "phi_y", "phi_z")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DiscStiffness:
     """Stiffness and damping of the disc, one entry per generalized coordinate.
 

@@ -88,8 +88,8 @@ from scipy.integrate import Radau, solve_ivp
 
 from segment._vec import cross, row, scale, sub
 from segment.disc import DOF_NAMES
-from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM, solve
-from segment.facet import _contact, _contact_force, _facet_state
+from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.facet import ContactLaw, _contact, _contact_force, _facet_state
 from segment.io import BodyInertia, load_parameters
 from segment.kinematics import _add_moment, _add_point_force, _pose
 from segment.ligament import _ligament_state
@@ -353,7 +353,10 @@ def _jac(y, load, params, disc_b, lig_b, fac_b, inertia, elements, energy):
 
 
 # ---------------------------------------------------------------- helpers
-def _inertia_array(inertia: BodyInertia | None) -> np.ndarray:
+def _inertia_array(inertia: BodyInertia | None, model: Segment | None = None) -> np.ndarray:
+    """Inertia of C5 as given, else the model's (its data folder), else the packaged Table 1."""
+    if inertia is None and model is not None:
+        inertia = model.inertia
     if inertia is None:
         inertia = load_parameters().inertia["C5"]
     if not isinstance(inertia, BodyInertia):
@@ -410,14 +413,14 @@ def mass_matrix(q, *, inertia: BodyInertia | None = None, model: Segment | None 
     ----------
     q : array_like, shape (6,)
     inertia : BodyInertia, optional
-        Default: Table 1, C5.
+        Default: the model's (its data folder), else Table 1, C5 of the packaged data.
     model : Segment, optional
         Supplies the reference orientation R0 (default: the packaged model's).
     """
     q, _ = _initial(q, None)
     r0 = (model.reference.R0 if model is not None else load_parameters().reference.R0)
     M, _, _, _, _, _ = _rigid_body(q, np.zeros(6), np.ascontiguousarray(r0),
-                                   _inertia_array(inertia))
+                                   _inertia_array(inertia, model))
     return M
 
 
@@ -427,7 +430,7 @@ def kinetic_energy(q, qd, *, inertia: BodyInertia | None = None,
     q, qd = _initial(q, qd)
     r0 = (model.reference.R0 if model is not None else load_parameters().reference.R0)
     return float(0.5 * qd @ _rigid_body(q, qd, np.ascontiguousarray(r0),
-                                        _inertia_array(inertia))[0] @ qd)
+                                        _inertia_array(inertia, model))[0] @ qd)
 
 
 def angular_momentum(q, qd, *, inertia: BodyInertia | None = None,
@@ -436,12 +439,12 @@ def angular_momentum(q, qd, *, inertia: BodyInertia | None = None,
     q, qd = _initial(q, qd)
     r0 = (model.reference.R0 if model is not None else load_parameters().reference.R0)
     _, _, _, _, omega, Ic = _rigid_body(q, qd, np.ascontiguousarray(r0),
-                                        _inertia_array(inertia))
+                                        _inertia_array(inertia, model))
     return Ic @ omega
 
 
 # ---------------------------------------------------------------- simulation
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SimulationResult:
     """Outcome of :func:`simulate`.
 
@@ -499,7 +502,8 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         Initial coordinates [mm, rad] and rates [mm/s, rad/s] (default: at rest at q = 0,
         the reference pose).
     inertia : BodyInertia, optional
-        Mass, inertia and centre of gravity of C5 (default: Table 1).
+        Mass, inertia and centre of gravity of C5 (default: ``model.inertia``, which
+        :func:`segment.c5c6` reads from Table 1 of its data folder).
     gravity : bool
         Add gravity, 9810 mm/s^2 along -z of C6.
     elements : bool
@@ -530,7 +534,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     q0, qd0 = _initial(q0, qd0)
     params = model._params
     disc_b, lig_b, fac_b = _damping_arrays(model, damping)
-    iner = _inertia_array(inertia)
+    iner = _inertia_array(inertia, model)
     grav = GRAVITY_MM_S2 if gravity else 0.0
     y0 = np.concatenate([q0, qd0, np.zeros(_N_ENERGY)])
     wall = [time.perf_counter()]
@@ -612,7 +616,7 @@ def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, gra
 
 
 # ---------------------------------------------------------------- dynamic relaxation
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RelaxationResult:
     """Outcome of :func:`relax`.
 
@@ -690,7 +694,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
     params = model._params
     f = load.as_array()
     disc_b, lig_b, fac_b = _damping_arrays(model, True)
-    iner = _inertia_array(inertia)
+    iner = _inertia_array(inertia, model)
     vel_scale = disc_b / _SCALE
 
     def fun(t, y):
@@ -736,21 +740,8 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
                             residual_norm=res, damping_norm=damp, message=message)
 
 
-def compare_with_static(model: Segment, load: Load, **kwargs) -> dict:
-    """Relax and solve the same case; return both poses and their largest difference.
-
-    Returns a dict with ``q_relaxed``, ``q_static`` [mm, rad], ``max_translation_mm`` and
-    ``max_rotation_rad`` (absolute differences) and both results.
-    """
-    r = relax(model, load, **kwargs)
-    s = solve(model, load)
-    d = np.abs(r.q - s.q)
-    return {"q_relaxed": r.q, "q_static": s.q, "max_translation_mm": float(d[:3].max()),
-            "max_rotation_rad": float(d[3:].max()), "relaxation": r, "static": s}
-
-
 # ---------------------------------------------------------------- disc-plane example
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DiscPlaneResult:
     """Time history of :func:`disc_plane_drop` (the cylinder paper's Fig. 7).
 
@@ -807,10 +798,11 @@ def _disc_plane_rhs(y, m, inertia, radius, blend, law, damping, grav, plane_radi
     return dy, max(u.real, 0.0), sin_a.real, rr, total
 
 
-def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0, mass_kg: float = 0.23,
-                    tilt_deg: float = 30.0, height: float = 0.5, blend: float = 16.7,
-                    law=(2000.0, 0.3, 1200.0), damping: float = 0.3, t_end: float = 1.0,
-                    n_output: int = 401, rtol: float = 1e-6) -> DiscPlaneResult:
+def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
+                    mass_kg: float | None = None, tilt_deg: float = 30.0, height: float = 0.5,
+                    blend: float = 16.7, law: ContactLaw | None = None, damping: float = 0.3,
+                    t_end: float = 1.0, n_output: int = 401,
+                    rtol: float = 1e-6) -> DiscPlaneResult:
     """A disc dropped tilted onto a plane with the regularized contact (cylinder paper, Fig. 7).
 
     A uniform disc (radius, thickness [mm], mass [kg]; default the C5 mass of Table 1, the
@@ -826,13 +818,32 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0, mass_kg: flo
     rocking is only lightly damped (the virtual point, where du/dt is taken, approaches the
     centre), so the approach is slow: r/r0 < 0.1 after 0.3 s, about 0.04 after 1 s.
 
+    ``mass_kg`` defaults to C5's mass and ``law`` to the facet contact law, both from the
+    packaged data (Table 1 and the paper's law).
+
     Returns
     -------
     DiscPlaneResult
     """
+    params = load_parameters()
+    mass_kg = params.inertia["C5"].mass if mass_kg is None else mass_kg
+    law = params.contact_law if law is None else law
+    for name, value in (("radius", radius), ("thickness", thickness), ("mass_kg", mass_kg),
+                        ("t_end", t_end)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"disc_plane_drop: {name} must be > 0, got {value!r}")
+    if not (np.isfinite(height) and height >= 0 and np.isfinite(blend) and blend >= 0
+            and np.isfinite(damping) and damping >= 0):
+        raise ValueError(f"disc_plane_drop: height, blend and damping must be >= 0, got "
+                         f"{height!r}, {blend!r}, {damping!r}")
+    if not 0.0 < tilt_deg < 90.0:
+        raise ValueError(f"disc_plane_drop: tilt_deg must lie in (0, 90), got {tilt_deg!r}")
+    if not isinstance(law, ContactLaw):
+        raise TypeError(f"disc_plane_drop: law must be a segment.ContactLaw, got "
+                        f"{type(law).__name__}")
     mass = mass_kg * KG_TO_T  # N s^2/mm
     inertia = mass * (3 * radius**2 + thickness**2) / 12.0  # about a diameter [N mm s^2]
-    law_a = np.array(law, dtype=float)
+    law_a = law.as_array()
     th0 = math.radians(tilt_deg)
     z0 = height + radius * math.sin(th0)
     y0 = np.array([0.0, z0, th0, 0.0, 0.0, 0.0])
@@ -862,11 +873,11 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0, mass_kg: flo
                            message=str(sol.message))
 
 
-def plot_disc_plane(result: DiscPlaneResult, path) -> None:
-    """Save r/r0 and sin(alpha) over time (the cylinder paper's Fig. 7) as a PNG at ``path``."""
-    import matplotlib
+def plot_disc_plane(result: DiscPlaneResult, path=None):
+    """r/r0 and sin(alpha) over time (the cylinder paper's Fig. 7) as a matplotlib figure.
 
-    matplotlib.use("Agg")
+    Saved as an image at ``path`` when given (and then closed). Returns the figure.
+    """
     import matplotlib.pyplot as plt
 
     df = result.frame
@@ -880,5 +891,7 @@ def plot_disc_plane(result: DiscPlaneResult, path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    if path is not None:
+        fig.savefig(path)
+        plt.close(fig)
+    return fig

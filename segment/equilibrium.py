@@ -33,7 +33,6 @@ __all__ = ["EquilibriumResult", "IterationRecord", "solve"]
 
 FORCE_SCALE_N = 20.0
 MOMENT_SCALE_NMM = 1800.0
-RESIDUAL_SCALE = np.array([FORCE_SCALE_N] * 3 + [MOMENT_SCALE_NMM] * 3)
 DEFAULT_TOL = 1e-10
 MAX_STEP_MM = 2.0
 MAX_STEP_RAD = 0.2
@@ -41,9 +40,11 @@ ARMIJO_C = 1e-4
 MIN_LINE_SEARCH_STEP = 1.0 / 1024
 MIN_LOAD_STEP = 1.0 / 4096
 
-CONVERGED, MAX_ITERATIONS, LINE_SEARCH_FAILED, LOAD_STEPPING_FAILED, NOT_FINITE = range(5)
+(CONVERGED, MAX_ITERATIONS, LINE_SEARCH_FAILED, LOAD_STEPPING_FAILED, NOT_FINITE,
+ SINGULAR_JACOBIAN) = range(6)
 STATUS_TEXT = ("converged", "iteration limit reached", "line search failed",
-               "load stepping could not advance", "non-finite residual or step")
+               "load stepping could not advance", "non-finite residual or step",
+               "singular Jacobian")
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,6 @@ class IterationRecord:
     load_fraction: float
     residual_norm: float
     step_length: float
-
-
-def _scaled_norm(r: np.ndarray) -> float:
-    return float(np.max(np.abs(r / RESIDUAL_SCALE)))
 
 
 @njit(cache=True)
@@ -84,7 +81,10 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             return q, NOT_FINITE, norm, it
         if norm <= tol:
             return q, CONVERGED, norm, it
-        dq = np.linalg.solve(J, -r)
+        try:
+            dq = np.linalg.solve(J, -r)
+        except Exception:  # singular Jacobian (LAPACK): a status, never an exception
+            return q, SINGULAR_JACOBIAN, norm, it
         if not np.all(np.isfinite(dq)):
             return q, NOT_FINITE, norm, it
         cap = max(np.max(np.abs(dq[:3])) / MAX_STEP_MM, np.max(np.abs(dq[3:])) / MAX_STEP_RAD)
@@ -118,17 +118,59 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
     return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm, max_iterations
 
 
-def _newton(params, f, q, fraction, tol, max_iterations, history):
-    """Run the compiled Newton; append its steps to ``history``."""
-    log = np.zeros((max_iterations, 2))
-    q, status, norm, n = _newton_kernel(params, f, q, tol, max_iterations, log)
+@njit(cache=True)
+def _solve_kernel(params, f, q0, tol, max_iterations, log):
+    """Newton at the full load from ``q0``; if that fails, automatic load stepping from ``q0``.
+
+    ``log`` has shape (5 * max_iterations, 3); row k holds (load fraction, scaled residual norm
+    before the step, step length) of Newton step k. Returns
+    ``(q, status, residual norm, steps logged, load steps)``. This one kernel serves
+    :func:`solve_raw` and :func:`segment.solve_many`.
+    """
+    sub = np.zeros((max_iterations, 2))
+    n_log = 0
+    q, status, norm, n = _newton_kernel(params, f, q0, tol, max_iterations, sub)
     for k in range(n):
-        history.append(IterationRecord(len(history) + 1, fraction, float(log[k, 0]),
-                                       float(log[k, 1])))
-    return q, int(status), float(norm)
+        log[n_log, 0] = 1.0
+        log[n_log, 1] = sub[k, 0]
+        log[n_log, 2] = sub[k, 1]
+        n_log += 1
+    if status == CONVERGED:
+        return q, status, norm, n_log, 1
+    q = q0.copy()
+    fraction = 0.0
+    step = 0.25
+    load_steps = 0
+    status = LOAD_STEPPING_FAILED
+    while n_log < 4 * max_iterations:
+        target = min(1.0, fraction + step)
+        q_try, st, norm_try, n = _newton_kernel(params, f * target, q, tol, max_iterations,
+                                                sub)
+        for k in range(n):
+            log[n_log, 0] = target
+            log[n_log, 1] = sub[k, 0]
+            log[n_log, 2] = sub[k, 1]
+            n_log += 1
+        load_steps += 1
+        if st == CONVERGED:
+            q = q_try
+            fraction = target
+            norm = norm_try
+            if fraction >= 1.0:
+                status = CONVERGED
+                break
+            step = min(2.0 * step, 1.0 - fraction)
+        else:
+            step *= 0.5
+            if step < MIN_LOAD_STEP:
+                break
+    if status != CONVERGED:
+        r, _ = _residual_jacobian(q, f, params)
+        norm = np.max(np.abs(_scaled(r)))
+    return q, status, norm, n_log, load_steps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EquilibriumResult:
     """Outcome of :func:`solve`.
 
@@ -140,7 +182,7 @@ class EquilibriumResult:
     converged : bool
     status : int
         0 converged, 1 iteration limit, 2 line search failed, 3 load stepping failed,
-        4 non-finite residual.
+        4 non-finite residual, 5 singular Jacobian.
     message : str
     iterations : int
         Newton steps taken, over all load steps.
@@ -225,7 +267,8 @@ class EquilibriumResult:
             "iterations": self.iterations,
             "load_steps": self.load_steps,
             "residual_norm": self.residual_norm,
-            "units": {"translation": "mm", "rotation": "deg", "force": "N"},
+            "units": {"translation": "mm", "rotation": "deg", "force": "N",
+                      "disc_force": "N for x, y, z; N mm for phi_x, phi_y, phi_z"},
             "from_reference": conv(self.q),
             "from_unloaded": conv(self.displacement_from_unloaded),
             "absolute_in_c6": conv(self.absolute),
@@ -235,50 +278,38 @@ class EquilibriumResult:
         }
 
 
-def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
-              max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
-    """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
+def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
+    """Type and range checks of :func:`solve`; returns tol and max_iterations as numbers."""
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):
         raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
-    if not (np.isfinite(tol) and tol > 0):
+    try:
+        tol_f = float(tol)
+        n = int(max_iterations)
+    except (TypeError, ValueError):
+        raise ValueError(f"tol must be a number > 0 and max_iterations an integer >= 1, got "
+                         f"{tol!r} and {max_iterations!r}") from None
+    if not (np.isfinite(tol_f) and tol_f > 0):
         raise ValueError(f"tol must be > 0, got {tol!r}")
-    if int(max_iterations) < 1:
+    if n < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations!r}")
+    return tol_f, n
+
+
+def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
+              max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
+    """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
+    tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
     q = np.zeros(6) if q0 is None else np.array(q0, dtype=float)
     if q.shape != (6,) or not np.all(np.isfinite(q)):
         raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
-    params = model._params
-    f = load.as_array()
-    history: list[IterationRecord] = []
-
-    q_new, status, norm = _newton(params, f, q, 1.0, tol, max_iterations, history)
-    steps = 1
-    if status == CONVERGED:
-        q = q_new
-    else:  # automatic load stepping from q0
-        fraction, step = 0.0, 0.25
-        steps = 0
-        status = LOAD_STEPPING_FAILED
-        while len(history) < 4 * max_iterations:
-            target = min(1.0, fraction + step)
-            q_try, st, norm_try = _newton(params, f * target, q, target, tol, max_iterations,
-                                          history)
-            steps += 1
-            if st == CONVERGED:
-                q, fraction, norm = q_try, target, norm_try
-                if fraction >= 1.0:
-                    status = CONVERGED
-                    break
-                step = min(2.0 * step, 1.0 - fraction)
-            else:
-                step *= 0.5
-                if step < MIN_LOAD_STEP:
-                    break
-        if status != CONVERGED:
-            r, _ = _residual_jacobian(q, f, params)
-            norm = _scaled_norm(r)
+    log = np.zeros((5 * max_iterations, 3))
+    q, status, norm, n_log, steps = _solve_kernel(model._params, load.as_array(), q, tol,
+                                                  max_iterations, log)
+    status, norm = int(status), float(norm)
+    history = [IterationRecord(k + 1, float(log[k, 0]), float(log[k, 1]), float(log[k, 2]))
+               for k in range(n_log)]
     converged = status == CONVERGED
     n_iter = sum(1 for h in history if h.step_length > 0)
     if converged:
@@ -322,6 +353,7 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     >>> r.converged
     True
     """
+    _check_inputs(model, load, tol, max_iterations)
     unloaded = model.unloaded
     q_unloaded = unloaded.q if unloaded.converged else None
     return solve_raw(model, load, q0=q0, tol=tol, max_iterations=max_iterations,

@@ -100,7 +100,7 @@ _TINY = 1e-300
 _INSIDE_SLACK = 1e-12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Disc:
     """A cylinder end face: centre [mm], outward unit normal, radius [mm]."""
 
@@ -141,7 +141,7 @@ class Disc:
         return self.center + self.radius * (np.outer(np.cos(t), a) + np.outer(np.sin(t), b))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ContactResult:
     """Outcome of :func:`disc_contact`.
 
@@ -390,7 +390,7 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FacetJoint:
     """One facet joint: the C6 superior facet (disc 2, C6 frame) and the C5 inferior facet
     (disc 1, C5 frame), with the blending constant C."""

@@ -33,7 +33,7 @@ MM_PER_M = 1000.0
 NMM_PER_NM = 1000.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BodyInertia:
     """Table 1 inertia of one vertebra: mass [kg], principal inertia [kg mm^2], centre of
     gravity x-offset [mm] in its own frame."""
@@ -44,7 +44,7 @@ class BodyInertia:
     cog_x: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModelParameters:
     """Everything read from ``data/``, in internal units (mm, N, rad, s)."""
 

@@ -28,7 +28,7 @@ from segment._vec import add, mat_vec, norm, row, scale, sub
 __all__ = ["Ligament", "TrilinearCurve"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TrilinearCurve:
     """Tension-only ligament law through (0, 0), A, B, C [strain, N] (Fig. 2, Table 3).
 
@@ -88,7 +88,7 @@ def _trilinear(eps, e, f):
     return f[1] + s * (eps - e[1]), s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Ligament:
     """One ligament: insertions in each vertebra's own frame, rest length and law.
 

@@ -20,7 +20,7 @@ __all__ = ["Load"]
 N_MM_PER_NM = 1000.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Load:
     """External load on C5, joint-frame components.
 

@@ -23,6 +23,7 @@ from numba import njit
 
 from segment.disc import DiscStiffness, _add_disc_force
 from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
+from segment.io import BodyInertia
 from segment.kinematics import ReferencePose, _add_moment, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
@@ -125,7 +126,7 @@ def _element_state(q, params):
 
 
 # ---------------------------------------------------------------- state records
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LigamentState:
     """A ligament at a pose: length [mm], strain [-], tension [N] and where it acts."""
 
@@ -139,7 +140,7 @@ class LigamentState:
     force_on_c5: np.ndarray
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FacetState:
     """A facet joint at a pose: regime, penetration [mm], contact point and force on C5.
 
@@ -158,7 +159,7 @@ class FacetState:
     sin_alpha: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SegmentState:
     """Every element of the segment at one pose ``q``.
 
@@ -191,12 +192,13 @@ class SegmentState:
 
 
 # ---------------------------------------------------------------- the segment
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Segment:
     """A C5-C6 motion segment: reference pose, disc, ligaments and facet joints.
 
     Build the published model with :func:`segment.c5c6`; derive variants with
     :meth:`replace`. Positions in mm, forces in N, moments in N mm, angles in rad.
+    ``inertia`` (Table 1, C5) is used by the dynamics only; statics never need it.
     """
 
     reference: ReferencePose
@@ -204,6 +206,7 @@ class Segment:
     ligaments: tuple[Ligament, ...] = ()
     facets: tuple[FacetJoint, ...] = ()
     contact_law: ContactLaw = field(default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0))
+    inertia: BodyInertia | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "ligaments", tuple(self.ligaments))
@@ -293,7 +296,8 @@ class Segment:
     def replace(self, **changes) -> Segment:
         """A copy with some fields replaced (``disc=``, ``ligaments=``, ``facets=`` ...)."""
         fields = {"reference": self.reference, "disc": self.disc, "ligaments": self.ligaments,
-                  "facets": self.facets, "contact_law": self.contact_law}
+                  "facets": self.facets, "contact_law": self.contact_law,
+                  "inertia": self.inertia}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"unknown Segment fields {sorted(unknown)}; known: {sorted(fields)}")

@@ -23,7 +23,7 @@ CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 DISPLACEMENT_COLUMNS = ("x_mm", "y_mm", "z_mm", "phi_x_deg", "phi_y_deg", "phi_z_deg")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ReferenceData:
     """The reference tables, missing values as NaN."""
 

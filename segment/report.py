@@ -24,7 +24,7 @@ import io as _io
 import logging
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +34,9 @@ import pandas as pd
 
 import segment
 from segment import validation as v
+from segment.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.io import load_parameters
+from segment.loads import Load
 from segment.reference import DISPLACEMENT_COLUMNS, ReferenceData, load_reference
 
 __all__ = ["Report", "build_report"]
@@ -43,9 +45,9 @@ log = logging.getLogger(__name__)
 
 COMPONENT_LABELS = ("x [mm]", "y [mm]", "z [mm]", "φx [deg]", "φy [deg]", "φz [deg]")
 CONFIG_COLORS = {"intact": "#1f77b4", "posterior removed": "#ff7f0e", "disc only": "#7f7f7f"}
-SERIES_MARKERS = ("o", "s", "^", "v", "D")
 DPI = 110
 NOT_AVAILABLE = "not available"
+MORONEY_CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 
 
 # ------------------------------------------------------------------ document model
@@ -199,25 +201,23 @@ def _series_value(ref: ReferenceData, series: str, case: str, col: str) -> tuple
     return value, sd
 
 
-def _moroney_derived(ref: ReferenceData, case: str, configuration: str) -> float:
+def _moroney_derived(ref: ReferenceData, case: str, load: Load, configuration: str) -> float:
     """Load / stiffness for a case (mm or deg), signed like the load, or NaN."""
-    table, col = ((ref.rotational_stiffness, "rotation_at_1.8Nm_deg") if case in
-                  ("LB", "FLX", "EXT", "AR") else
-                  (ref.translational_stiffness, "translation_at_20N_mm"))
+    table, col = ((ref.rotational_stiffness, "rotation_at_1.8Nm_deg") if load.main_dof >= 3
+                  else (ref.translational_stiffness, "translation_at_20N_mm"))
     sel = table[(table.case == case) & (table.configuration == configuration)]
     if not len(sel):
         return np.nan
-    load = segment.LOAD_CASES[case]
     sign = np.sign(load.as_array()[load.main_dof])
     return sign * float(sel[col].iloc[0])
 
 
 # ------------------------------------------------------------------ figures
-def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Figure:
+def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load]) -> plt.Figure:
     """Main displacement per case: three configurations, Moroney derived, published series."""
     available, missing = _available_series(ref)
-    force_cases = [c for c in cases if segment.LOAD_CASES[c].main_dof < 3]
-    moment_cases = [c for c in cases if segment.LOAD_CASES[c].main_dof >= 3]
+    force_cases = [c for c, load in cases.items() if load.main_dof < 3]
+    moment_cases = [c for c, load in cases.items() if load.main_dof >= 3]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8),
                              gridspec_kw={"width_ratios": [len(force_cases), len(moment_cases)]})
     n_bars = len(v.CONFIGURATIONS) + len(available)
@@ -232,7 +232,7 @@ def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Fi
         for k, series in enumerate(available, start=len(v.CONFIGURATIONS)):
             vals, sds = [], []
             for c in group:
-                col = DISPLACEMENT_COLUMNS[segment.LOAD_CASES[c].main_dof]
+                col = DISPLACEMENT_COLUMNS[cases[c].main_dof]
                 val, sd = _series_value(ref, series, c, col)
                 vals.append(val)
                 sds.append(sd)
@@ -241,7 +241,7 @@ def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Fi
                    edgecolor="black", color="white")
         for config, marker, label in (("disc segment", "_", "Moroney disc segment (load / k)"),
                                       ("intact", "x", "Moroney intact (load / k)")):
-            vals = [_moroney_derived(ref, c, config) for c in group]
+            vals = [_moroney_derived(ref, c, cases[c], config) for c in group]
             if np.isfinite(vals).any():
                 ax.scatter(x, vals, marker=marker, s=260 if marker == "_" else 70,
                            color="black", zorder=5, linewidths=2, label=label)
@@ -263,7 +263,7 @@ def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Fi
     return fig
 
 
-def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Figure:
+def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load]) -> plt.Figure:
     """All six components per case (Fig. 10/12 style): main and coupled displacements."""
     available, missing = _available_series(ref)
     fig, axes = plt.subplots(3, 3, figsize=(13, 10))
@@ -281,7 +281,7 @@ def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt
             sds = [p[1] if np.isfinite(p[1]) else 0 for p in pairs]
             ax.bar(x + (k - (n_bars - 1) / 2) * width, vals, width, yerr=sds, capsize=2,
                    label=series, hatch="//", edgecolor="black", color="white")
-        main = segment.LOAD_CASES[case].main_dof
+        main = cases[case].main_dof
         ax.axvspan(main - 0.45, main + 0.45, color="#ffe9a8", zorder=0)
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xticks(x, ["x", "y", "z", "φx", "φy", "φz"])
@@ -296,10 +296,9 @@ def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt
     return fig
 
 
-def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> plt.Figure:
+def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load]) -> plt.Figure:
     fig, axes = plt.subplots(3, 3, figsize=(13, 10))
-    for ax, case in zip(axes.flat, cases, strict=False):
-        load = segment.LOAD_CASES[case]
+    for ax, (case, load) in zip(axes.flat, cases.items(), strict=False):
         dof = load.main_dof
         nominal = abs(load.as_array()[dof]) / (1000.0 if dof >= 3 else 1.0)
         for config in v.CONFIGURATIONS:
@@ -308,7 +307,7 @@ def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> pl
             ax.plot(sel["factor"] * nominal * sign, sel["main"], color=CONFIG_COLORS[config],
                     label=config, marker=".", ms=3)
         for config, marker in (("disc segment", "_"), ("intact", "x")):
-            val = _moroney_derived(ref, case, config)
+            val = _moroney_derived(ref, case, load, config)
             if np.isfinite(val):
                 load_pt = nominal * np.sign(load.as_array()[dof])
                 ax.scatter([load_pt], [val], marker=marker, color="black", s=120, zorder=5,
@@ -333,8 +332,8 @@ def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: list[str]) -> pl
     return fig
 
 
-def fig_sharing(share: pd.DataFrame, cases: list[str]) -> plt.Figure:
-    table = share.pivot(index="case", columns="element", values="share_pct").loc[cases]
+def fig_sharing(share: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
+    table = share.pivot(index="case", columns="element", values="share_pct").loc[list(cases)]
     order = ["disc", *segment.LIGAMENT_NAMES, "facet left", "facet right"]
     table = table[[c for c in order if c in table.columns]]
     fig, ax = plt.subplots(figsize=(10, 5))
@@ -354,7 +353,7 @@ def fig_sharing(share: pd.DataFrame, cases: list[str]) -> plt.Figure:
     return fig
 
 
-def fig_tornado(sens: pd.DataFrame, cases: list[str]) -> plt.Figure:
+def fig_tornado(sens: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
     params = list(dict.fromkeys(sens["parameter"]))
     fig, axes = plt.subplots(3, 3, figsize=(13, 10), sharey=True)
     for ax, case in zip(axes.flat, cases, strict=False):
@@ -376,6 +375,21 @@ def fig_tornado(sens: pd.DataFrame, cases: list[str]) -> plt.Figure:
     return fig
 
 
+def _report_cases(params) -> dict[str, Load]:
+    """The nine Moroney cases of the data folder, each with one load component."""
+    file = "load_cases.csv"
+    missing = [c for c in MORONEY_CASES if c not in params.load_cases]
+    if missing:
+        raise ValueError(f"{file}: the validation report needs the nine Moroney cases; "
+                         f"missing {missing}")
+    cases = {c: params.load_cases[c] for c in MORONEY_CASES}
+    for name, load in cases.items():
+        if load.main_dof is None:
+            raise ValueError(f"{file}, case {name!r}: the report needs exactly one non-zero "
+                             f"load component, got {load}")
+    return cases
+
+
 def _render_grid(model, cases) -> bytes:
     """PNG bytes of the 3 x 3 grid of the nine poses (pyvista, off-screen)."""
     import tempfile
@@ -388,7 +402,8 @@ def _render_grid(model, cases) -> bytes:
         return path.read_bytes()
 
 
-def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, n_samples: int) -> plt.Figure:
+def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load],
+                    n_samples: int) -> plt.Figure:
     """5-95 % bands of the main displacements, force cases (mm) and moment cases (deg) apart."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5),
                              gridspec_kw={"width_ratios": [5, 4]})
@@ -399,7 +414,7 @@ def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, n_samples: int) -> 
                label="5-95 % of the samples")
         ax.hlines(sel["median"], x - 0.25, x + 0.25, color="black", label="median")
         ax.scatter(x, sel["nominal"], color="#1f77b4", zorder=5, label="published parameters")
-        intact = [_moroney_derived(ref, c, "intact") for c in sel["case"]]
+        intact = [_moroney_derived(ref, c, cases[c], "intact") for c in sel["case"]]
         if np.isfinite(intact).any():
             ax.scatter(x, intact, marker="x", color="black", s=70, linewidths=2, zorder=6,
                        label="Moroney intact (load / k)")
@@ -415,11 +430,6 @@ def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, n_samples: int) -> 
 
 
 # ------------------------------------------------------------------ the report
-def _rounded(df: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
-    """Select and rename columns for display."""
-    return df[list(cols)].rename(columns=cols)
-
-
 def build_report(out_dir: str | Path = "validation/report", *, reference_dir=None,
                  data_dir=None, progress: Callable[[str], None] | None = None,
                  solver_repeat: int = 30, uncertainty_samples: int = 200) -> Report:
@@ -451,7 +461,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     ref = load_reference(reference_dir)
     model = segment.c5c6(data_dir=data_dir)
     models = v.configurations(model)
-    cases = {k: params.load_cases[k] for k in segment.LOAD_CASES}
+    cases = _report_cases(params)
     names = list(cases)
 
     say("solving the nine cases in three configurations")
@@ -488,7 +498,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         "Grabner (DETC2000/MECH-6821) with disc (eq. 1, Table 2), six ligaments (Tables 3, 4) "
         "and two facet joints as regularized cylinder end-face contacts.",
         "Conventions: C6 fixed, +x anterior, +z superior, +y left; q = (x, y, z, φx, φy, φz) "
-        "with p = s0 + R0 (x, y, z), R = R0 Rx Ry Rz, s0 = (−2.8, 0, 17.4) mm, R0 = Ry(−5.2°). "
+        "with p = s0 + R0 (x, y, z), R = R0 Rx Ry Rz, "
+        f"s0 = ({', '.join(f'{v:g}' for v in params.reference.s0)}) mm, "
+        f"R0 = Ry({np.degrees(params.reference.phi_y):g}°). "
         "φy > 0 is flexion. Loads: force through the C5 origin and pure moment, fixed in the "
         "joint frame; 20 N and 1.8 N m.",
         "Displacements in this report are measured from the unloaded equilibrium of each "
@@ -511,9 +523,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              "rotations in degrees, from the unloaded equilibrium. Bars with hatching are "
              "published series (Moroney mean with ±SD); black markers are Moroney's stiffness "
              "turned into a displacement (load / k, a derived value).")
-    rep.figure("main_displacements", fig_main(disp, ref, names),
+    rep.figure("main_displacements", fig_main(disp, ref, cases),
                "Main displacement per case and configuration, with every reference available")
-    rep.figure("coupled_displacements", fig_coupled(disp, ref, names),
+    rep.figure("coupled_displacements", fig_coupled(disp, ref, cases),
                "Main and coupled displacements (paper's Fig. 10/12 layout)")
     say("rendering the nine poses in 3-D")
     rep.image("poses_3d", _render_grid(model, cases),
@@ -542,23 +554,22 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              "with Moroney's intact stiffness (disc + posterior contribution, FACTS.md 2), turned "
              "into a rotation at 1.8 N m. Force cases have no published intact stiffness.")
     rep.table("agreement", agree,
-              _rounded(agree, {"comparison": "comparison", "case": "case", "unit": "unit",
-                               "model": "model", "reference": "reference",
-                               "deviation_pct": "deviation [%]",
-                               "reference_kind": "reference is", "why": "why"}))
+              agree[["comparison", "case", "unit", "model", "reference", "deviation_pct",
+                     "reference_kind", "why"]].rename(columns={"deviation_pct": "deviation [%]",
+                                                               "reference_kind": "reference is"}))
 
     # 4. curves
     rep.heading("4. Load–displacement curves")
     rep.text("Main displacement from −2 to +2 times the nominal load. The kinks come from the "
              "piecewise-linear disc (stiffness changes sign-wise), ligament slack and support "
              "points, and the onset of facet contact.")
-    rep.figure("load_displacement", fig_curves(curves, ref, names),
+    rep.figure("load_displacement", fig_curves(curves, ref, cases),
                "Load–displacement curves of the three configurations")
     rep.tables["load_displacement"] = curves
 
     # 5. element forces
     rep.heading("5. Element forces per case (intact)")
-    rep.figure("load_sharing", fig_sharing(share, names),
+    rep.figure("load_sharing", fig_sharing(share, cases),
                "Share of the applied load carried by each structure along the load direction")
     rep.tables["load_sharing"] = share
     rep.text("Ligament tension [N] per case (strain in `tables/ligaments.csv`):")
@@ -589,7 +600,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              "3) and chose the blending constant. Each bar changes one assumption: facet "
              "inclination ±1 SD, radius 4.9–5.6 mm, a 0.5 mm gap at rest, C a decade each way, "
              "every ligament's l0 ±5 %.")
-    rep.figure("sensitivity", fig_tornado(sens, names),
+    rep.figure("sensitivity", fig_tornado(sens, cases),
                "Tornado chart: change of each case's main displacement [%]")
     rep.table("sensitivity", sens,
               sens.pivot_table(index=["parameter", "setting"], columns="case",
@@ -597,8 +608,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
 
     # 8. solver
     rep.heading("8. Solver")
-    rep.text(f"Newton–Raphson from q = 0 with the complex-step Jacobian; tolerance 1e-10 on "
-             f"the residual scaled by 20 N and 1.8 N m; time = median of {solver_repeat} solves "
+    rep.text(f"Newton–Raphson from q = 0 with the complex-step Jacobian; tolerance "
+             f"{DEFAULT_TOL:.0e} on the residual scaled by {FORCE_SCALE_N:g} N and "
+             f"{MOMENT_SCALE_NMM / 1000:g} N m; time = median of {solver_repeat} solves "
              "on this machine.")
     rep.table("solver", solver)
 
@@ -609,7 +621,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.text("The stiffness spread is an assumption: no published spread exists for Tables 2 "
              "and 3. The bands show how much the predictions depend on parameters we do not "
              "know better; they are not a confidence interval of the model.")
-    rep.figure("uncertainty", fig_uncertainty(unc_bands, ref, uncertainty_samples),
+    rep.figure("uncertainty", fig_uncertainty(unc_bands, ref, cases, uncertainty_samples),
                "5-95 % bands of each case's main displacement over the sampled models")
     rep.table("uncertainty", unc_bands)
 

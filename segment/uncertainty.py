@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from segment.anatomy import FACET_INCLINATION_DEG, FACET_RADIUS_MM
 from segment.batch import solve_many
 from segment.disc import DOF_NAMES, DiscStiffness
 from segment.ligament import Ligament, TrilinearCurve
@@ -45,10 +46,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FACET_INCLINATION_DEG = {"right": (42.3, 4.4), "left": (43.2, 5.4)}
-"""Mean and SD [deg] of the C6 superior facet to the transverse plane (PMC2219934 Table 2)."""
-FACET_RADIUS_MM = (4.9, 5.6)
-"""Equivalent-area facet radius range [mm] (computed from Panjabi 1993 / Patel 2007 areas)."""
 ASSUMED_STIFFNESS_SPREAD = 0.20
 """ASSUMED, NOT PUBLISHED: +-20 % uniform band on disc and ligament stiffness for the default
 study. No source in FACTS.md gives a spread for Table 2 or Table 3."""
@@ -66,7 +63,11 @@ def _check_spread(stiffness_spread) -> float:
 
 def sample_models(model: Segment, n_samples: int, *, stiffness_spread: float,
                   seed: int | None = 0) -> tuple[list[Segment], pd.DataFrame]:
-    """Draw ``n_samples`` parameter sets around ``model`` (see the module docstring).
+    """Draw ``n_samples`` parameter sets (see the module docstring).
+
+    Stiffnesses are scaled around ``model``'s; the facet inclination and radius are drawn
+    within the *published* spreads (each side's mean +- SD, the radius range), not around
+    ``model``'s own facets, whose nominal 42.75 deg is the mean of the two sides.
 
     Parameters
     ----------
@@ -124,7 +125,7 @@ def sample_models(model: Segment, n_samples: int, *, stiffness_spread: float,
     return models, pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class UncertaintyResult:
     """Outcome of :func:`uncertainty_bands`.
 
@@ -251,33 +252,9 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     assumptions = (ASSUMPTION_NOTE.format(s),
                    "facet inclination uniform within +-1 SD of the published mean "
                    "(PMC2219934 Table 2)",
-                   "facet radius uniform in 4.9-5.6 mm (computed from published areas)")
+                   f"facet radius uniform in {FACET_RADIUS_MM[0]}-{FACET_RADIUS_MM[1]} mm "
+                   "(computed from published areas)")
     return UncertaintyResult(cases=names, nominal=nominal.q[1:] - nominal.q[0],
                              displacement=q[:, 1:] - q[:, :1],
                              displacement_from_reference=q[:, 1:].copy(), converged=conv,
                              samples=samples, stiffness_spread=s, assumptions=assumptions)
-
-
-def plot_bands(result: UncertaintyResult, path) -> None:
-    """Save the main-coordinate bands of every case as a PNG (Agg backend)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    df = result.main_bands()
-    fig, ax = plt.subplots(figsize=(7.0, 3.6), dpi=120)
-    x = np.arange(len(df))
-    ax.vlines(x, df["low"], df["high"], lw=6, alpha=0.4, label="5-95 %")
-    ax.plot(x, df["median"], "k_", ms=14, label="median")
-    ax.plot(x, df["nominal"], "ro", ms=4, label="nominal")
-    ax.set_xticks(x, [f"{c}\n{k} [{u}]" for c, k, u in
-                      zip(df["case"], df["coordinate"], df["unit"], strict=True)], fontsize=7)
-    ax.axhline(0.0, color="0.6", lw=0.5)
-    ax.set_ylabel("displacement from unloaded")
-    ax.set_title(f"Parameter uncertainty ({df['n_samples'].iloc[0]} samples)\n"
-                 + result.assumptions[0], fontsize=7)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from segment.anatomy import FACET_INCLINATION_DEG, FACET_RADIUS_MM
 from segment.equilibrium import solve
 from segment.kinematics import generalized_force
 from segment.loads import Load
@@ -245,7 +246,7 @@ def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:
     a decade each way; every ligament's l0 +-5 %.
     """
     ref = model.reference
-    sd = {"left": 5.4, "right": 4.4}
+    sd = {side: spread for side, (_, spread) in FACET_INCLINATION_DEG.items()}
     out = []
 
     def facets(kw_by_side):
@@ -257,7 +258,7 @@ def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:
                     f"nominal {sign:+d} SD (left {sd['left']}, right {sd['right']} deg)",
                     model.replace(facets=facets(
                         lambda f, s=sign: {"inclination_deg": incl[f.side] + s * sd[f.side]}))))
-    for setting, radius in (("low", 4.9), ("high", 5.6)):
+    for setting, radius in zip(("low", "high"), FACET_RADIUS_MM, strict=True):
         out.append(("facet radius", setting, f"{radius} mm",
                     model.replace(facets=facets(
                         lambda f, r=radius: {"radius_c6": r, "radius_c5": r}))))

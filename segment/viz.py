@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import pyvista as pv
 
+from segment.disc import DOF_NAMES
 from segment.equilibrium import EquilibriumResult, solve
 from segment.io import _Table, data_dir
 from segment.kinematics import pose
@@ -111,12 +112,10 @@ VIEWS = {
 # "auto": the view that shows a case's main motion best: lateral (from the left) for the
 # sagittal motions x, z, phi_y; posterior for y, phi_x, phi_z, where both facets matter.
 AUTO_VIEW_BY_DOF = ("lateral", "posterior", "lateral", "posterior", "lateral", "posterior")
-DOF_LABELS = ("x", "y", "z", "phi_x", "phi_y", "phi_z")
-DOF_WORDS = ("anterior", "left", "superior", "lateral bending", "flexion", "axial rotation")
 
 
 # ============================================================== display geometry table
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Part:
     """One bone part: a tapered elliptic tube from ``start`` to ``end`` in its vertebra's frame.
 
@@ -146,7 +145,7 @@ class Part:
     mirror: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class VertebraGeometry:
     """The display geometry of both vertebrae (read by :func:`load_geometry`)."""
 
@@ -299,7 +298,7 @@ def _facet_rings(center, normal, radius, depth, n) -> np.ndarray:
     return np.array([face - depth * nrm, face])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Surface:
     """A fixed-topology triangle mesh in some body frame: points (k, 3), triangles (t, 3)."""
 
@@ -607,8 +606,8 @@ def _title(result: EquilibriumResult, *, short: bool = False) -> str:
     load_text = ", ".join(comps) or "no load"
     flag = "" if result.converged else "  [NOT CONVERGED]"
     if short:
-        return f"{load.name}: {DOF_LABELS[i]} = {value:+.2f} {unit}{flag}"
-    return f"{load.name} ({load_text}): {DOF_LABELS[i]} = {value:+.2f} {unit}{flag}"
+        return f"{load.name}: {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"
+    return f"{load.name} ({load_text}): {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"
 
 
 def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None = None,
@@ -695,7 +694,6 @@ class _Drawn:
     title: object
     facet_text: object
     labels: object | None
-    renderer_index: tuple[int, int]
 
 
 def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=False,
@@ -738,7 +736,7 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
                          else (0.0, 0.0, 0.3, 0.3))
     plotter.set_background("white")
     _camera(plotter, view, scene)
-    return _Drawn(title, facet_text, label_actor, (0, 0))
+    return _Drawn(title, facet_text, label_actor)
 
 
 def _check_size(size) -> tuple[int, int]:
@@ -830,7 +828,8 @@ def export(result: EquilibriumResult, path: str | Path, *,
            geometry: VertebraGeometry | None = None) -> Path:
     """Write the posed scene for other tools; the suffix chooses the format.
 
-    ``.gltf`` / ``.glb``: glTF 2.0 via VTK's exporter (colours, no scalar bar), C6 axes, mm.
+    ``.gltf``: glTF 2.0 via VTK's exporter (colours, no scalar bar), C6 axes, mm. (VTK writes
+    no binary ``.glb``; any glTF tool converts the ``.gltf``.)
     ``.vtm``: a VTK multiblock (one ``.vtp`` per mesh in a folder beside it) with the point
     arrays ``tension_N`` and ``force_N`` kept for ParaView.
     """
@@ -840,8 +839,8 @@ def export(result: EquilibriumResult, path: str | Path, *,
     if suffix == ".vtm":
         scene.multiblock().save(str(path))
         return path
-    if suffix not in (".gltf", ".glb"):
-        raise ValueError(f"export format is chosen by the suffix: .gltf, .glb or .vtm, "
+    if suffix != ".gltf":
+        raise ValueError(f"export format is chosen by the suffix: .gltf or .vtm, "
                          f"got {path.name!r}")
     pl = pv.Plotter(off_screen=True)
     try:
@@ -857,17 +856,7 @@ def export(result: EquilibriumResult, path: str | Path, *,
         pl.add_mesh(lig, scalars="tension_N", cmap=TENSION_CMAP,
                     clim=_default_range([result]), below_color=SLACK_COLOR,
                     show_scalar_bar=False, name="ligaments")
-        if suffix == ".glb":
-            import vtk
-
-            exporter = vtk.vtkGLTFExporter()
-            exporter.SetRenderWindow(pl.render_window)
-            exporter.SetFileName(str(path))
-            exporter.SetBinary(True) if hasattr(exporter, "SetBinary") else None
-            exporter.InlineDataOn()
-            exporter.Write()
-        else:
-            pl.export_gltf(str(path))
+        pl.export_gltf(str(path))
     finally:
         pl.close()
     return path

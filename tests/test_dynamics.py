@@ -139,3 +139,31 @@ def test_cli_simulate(tmp_path, capsys):
     assert "static" in text and "e_R" in text
     assert out.read_text().startswith("t_s,x_mm")
     assert main(["simulate", "NOPE"]) == 2
+
+
+def test_dynamics_use_the_inertia_of_the_models_data_folder(data_copy):
+    """``segment --data DIR simulate`` must use DIR's Table 1, not the packaged one."""
+    import pandas as pd
+
+    from segment.dynamics import mass_matrix
+
+    table = pd.read_csv(data_copy / "inertia.csv")
+    table.loc[table.body == "C5", "mass_kg"] *= 2.0
+    table.to_csv(data_copy / "inertia.csv", index=False)
+    heavy = segment.c5c6(data_dir=data_copy)
+    assert heavy.inertia.mass == pytest.approx(2 * segment.c5c6().inertia.mass)
+    q = np.zeros(6)
+    m_heavy = mass_matrix(q, model=heavy)[0, 0]
+    m_default = mass_matrix(q, model=segment.c5c6())[0, 0]
+    assert m_heavy == pytest.approx(2 * m_default)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"radius": -1.0}, "radius must be > 0"),
+    ({"t_end": -1.0}, "t_end must be > 0"),
+    ({"mass_kg": 0.0}, "mass_kg must be > 0"),
+    ({"tilt_deg": 95.0}, r"tilt_deg must lie in \(0, 90\)"),
+])
+def test_disc_plane_drop_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        dyn.disc_plane_drop(**kwargs)

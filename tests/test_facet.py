@@ -30,7 +30,6 @@ def test_parallel_discs_penetrate_by_delta_at_m(blend, offset):
     assert res.regime == "flat"
     np.testing.assert_allclose(res.direction, [0, 0, 1], atol=EXACT)
     # M: C1 while disc 1 lies in disc 2, else the middle of the centre line inside both
-    L = offset if offset + r1 > r2 else 0.0
     L = (offset + r1 - r2) / 2 if offset + r1 > r2 else 0.0
     m_x = offset - L          # measured from C1 towards C2 (C2 is at x = 0)
     np.testing.assert_allclose(res.point, [m_x, 0, -delta / 2], atol=EXACT)

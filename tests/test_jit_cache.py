@@ -13,9 +13,10 @@ def test_editing_a_kernel_module_changes_the_cache_folder(tmp_path):
     shutil.copytree(_jit_cache.SOURCE_DIR, src, ignore=shutil.ignore_patterns("__pycache__"))
     before = _jit_cache.cache_folder(src, base=tmp_path)
     assert before == _jit_cache.cache_folder(src, base=tmp_path)          # deterministic
-    report = src / "report.py"                       # no kernels: compiled code stays valid
-    report.write_text(report.read_text() + "\n# an edit outside the kernels\n")
-    assert _jit_cache.cache_folder(src, base=tmp_path) == before
+    for name in ("report.py", "__init__.py"):         # no kernels: compiled code stays valid
+        path = src / name
+        path.write_text(path.read_text() + "\n# an edit outside the kernels (numba)\n")
+        assert _jit_cache.cache_folder(src, base=tmp_path) == before
     facet = src / "facet.py"
     facet.write_text(facet.read_text() + "\n# an edit in a module that kernels call\n")
     assert _jit_cache.cache_folder(src, base=tmp_path) != before

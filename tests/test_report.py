@@ -148,3 +148,14 @@ def test_committed_report_is_fresh(report_dir):
     for name in FIGURES:
         assert (COMMITTED / "figures" / f"{name}.png").exists()
     assert (COMMITTED / "report.md").exists() and (COMMITTED / "report.html").exists()
+
+
+def test_report_with_a_data_folder_missing_a_moroney_case_is_a_clear_error(data_copy, tmp_path,
+                                                                           capsys):
+    text = (data_copy / "load_cases.csv").read_text()
+    (data_copy / "load_cases.csv").write_text(text.replace("\nFLX,", "\nFLEX,"))
+    code = main(["--data", str(data_copy), "validate", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1] == ("segment: error: load_cases.csv: the validation report needs the nine "
+                       "Moroney cases; missing ['FLX']")
