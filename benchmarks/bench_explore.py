@@ -15,13 +15,13 @@ Usage: ``.venv/bin/python benchmarks/bench_explore.py [--steps 100] [--size 1400
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 
 import numpy as np
+from _common import emit
 
 from segment.viz import SLIDERS, Explorer
 
@@ -33,6 +33,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--size", nargs=2, type=int, default=(1400, 900))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     ex = Explorer(off_screen=True, size=tuple(args.size), render=False)
@@ -71,7 +72,7 @@ def main(argv=None) -> dict:
         "target_update_median_ms": TARGET_MS,
         "meets_target": bool(np.median(update) < TARGET_MS),
     }
-    print(json.dumps(out, indent=2))
+    emit(out, args.out)
     return out
 
 

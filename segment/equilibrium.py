@@ -319,6 +319,8 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     else:
         message = (f"did not converge: {STATUS_TEXT[status]} after {n_iter} iterations "
                    f"(scaled residual {norm:.1e})")
+    q = np.array(q, dtype=float)
+    q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
         q=q, converged=converged, status=status, message=message, iterations=n_iter,
         residual_norm=norm, load=load, load_steps=steps, history=tuple(history),

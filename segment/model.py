@@ -209,6 +209,14 @@ class Segment:
     inertia: BodyInertia | None = None
 
     def __post_init__(self):
+        for name, kind in (("reference", ReferencePose), ("disc", DiscStiffness),
+                           ("contact_law", ContactLaw)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"Segment {name} must be a {kind.__name__}, got "
+                                f"{type(getattr(self, name)).__name__}")
+        if self.inertia is not None and not isinstance(self.inertia, BodyInertia):
+            raise TypeError(f"Segment inertia must be a BodyInertia or None, got "
+                            f"{type(self.inertia).__name__}")
         object.__setattr__(self, "ligaments", tuple(self.ligaments))
         object.__setattr__(self, "facets", tuple(self.facets))
         for lig in self.ligaments:

@@ -252,22 +252,24 @@ def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:
     def facets(kw_by_side):
         return tuple(f.modified(ref, **kw_by_side(f)) for f in model.facets)
 
-    incl = {f.side: f.geometry(ref)["inclination_deg"] for f in model.facets}
-    for setting, sign in (("low", -1), ("high", 1)):
-        out.append(("facet inclination", setting,
-                    f"nominal {sign:+d} SD (left {sd['left']}, right {sd['right']} deg)",
-                    model.replace(facets=facets(
-                        lambda f, s=sign: {"inclination_deg": incl[f.side] + s * sd[f.side]}))))
-    for setting, radius in zip(("low", "high"), FACET_RADIUS_MM, strict=True):
-        out.append(("facet radius", setting, f"{radius} mm",
-                    model.replace(facets=facets(
-                        lambda f, r=radius: {"radius_c6": r, "radius_c5": r}))))
-    out.append(("facet gap at rest", "high", "0.5 mm",
-                model.replace(facets=facets(lambda f: {"gap": 0.5}))))
-    blend = model.facets[0].blend
-    for setting, factor in (("low", 0.1), ("high", 10.0)):
-        out.append(("blend constant C", setting, f"C = {blend * factor:g}",
-                    model.replace(facets=facets(lambda f, k=factor: {"blend": f.blend * k}))))
+    if model.facets:  # a model without facets has no facet assumptions to vary
+        incl = {f.side: f.geometry(ref)["inclination_deg"] for f in model.facets}
+        for setting, sign in (("low", -1), ("high", 1)):
+            out.append(("facet inclination", setting,
+                        f"nominal {sign:+d} SD (left {sd['left']}, right {sd['right']} deg)",
+                        model.replace(facets=facets(
+                            lambda f, s=sign: {"inclination_deg": incl[f.side]
+                                               + s * sd[f.side]}))))
+        for setting, radius in zip(("low", "high"), FACET_RADIUS_MM, strict=True):
+            out.append(("facet radius", setting, f"{radius} mm",
+                        model.replace(facets=facets(
+                            lambda f, r=radius: {"radius_c6": r, "radius_c5": r}))))
+        out.append(("facet gap at rest", "high", "0.5 mm",
+                    model.replace(facets=facets(lambda f: {"gap": 0.5}))))
+        for setting, factor in (("low", 0.1), ("high", 10.0)):
+            out.append(("blend constant C", setting, f"C = {model.facets[0].blend * factor:g}",
+                        model.replace(facets=facets(
+                            lambda f, k=factor: {"blend": f.blend * k}))))
     for setting, factor in (("low", 0.95), ("high", 1.05)):
         out.append(("ligament l0", setting, f"l0 x {factor}",
                     model.replace(ligaments=tuple(x.with_rest_length(x.l0 * factor)
