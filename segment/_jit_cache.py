@@ -55,7 +55,10 @@ def configure() -> Path | None:
     """Point numba's cache at :func:`cache_folder`; return it (None when left to numba)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    folder = cache_folder()
+    try:
+        folder = cache_folder()
+    except (OSError, RuntimeError, KeyError):  # no home folder to be found: numba's default
+        return None
     try:
         if folder.is_dir():
             os.utime(folder)
