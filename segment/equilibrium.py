@@ -18,7 +18,7 @@ carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -192,21 +192,42 @@ class EquilibriumResult:
     load_steps : int
         Number of load increments used (1 when the full load converged directly).
     history : tuple of IterationRecord
+        Built on first access from ``log``.
     q_unloaded : ndarray or None
         The unloaded equilibrium of the same model (None if it did not converge).
+    model : Segment
+    log : ndarray, shape (n, 3)
+        Per Newton step: load fraction, scaled residual norm before the step, step length
+        (0 when the line search failed).
     """
 
     q: np.ndarray
     converged: bool
     status: int
-    message: str
     iterations: int
     residual_norm: float
     load: Load
     load_steps: int
-    history: tuple[IterationRecord, ...]
     q_unloaded: np.ndarray | None
     model: Segment
+    log: np.ndarray = field(repr=False)
+    """Raw iteration log, shape (n, 3): load fraction, residual norm, step length per step."""
+
+    @functools.cached_property
+    def message(self) -> str:
+        """One line: how the solve ended."""
+        if self.converged:
+            return (f"converged in {self.iterations} iterations"
+                    + (f" over {self.load_steps} load steps" if self.load_steps > 1 else "")
+                    + f" (scaled residual {self.residual_norm:.1e})")
+        return (f"did not converge: {STATUS_TEXT[self.status]} after {self.iterations} "
+                f"iterations (scaled residual {self.residual_norm:.1e})")
+
+    @functools.cached_property
+    def history(self) -> tuple[IterationRecord, ...]:
+        """One :class:`IterationRecord` per Newton step (built on first access)."""
+        return tuple(IterationRecord(k + 1, float(row[0]), float(row[1]), float(row[2]))
+                     for k, row in enumerate(self.log))
 
     @functools.cached_property
     def state(self) -> SegmentState:
@@ -301,31 +322,28 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
               max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
     """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
     tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
-    q = np.zeros(6) if q0 is None else np.array(q0, dtype=float)
-    if q.shape != (6,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
-    log = np.zeros((5 * max_iterations, 3))
+    return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
+
+
+def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded) -> EquilibriumResult:
+    """The solve itself, after :func:`_check_inputs` (kept lean: it is timed per call)."""
+    if q0 is None:
+        q = np.zeros(6)
+    else:
+        q = np.array(q0, dtype=float)
+        if q.shape != (6,) or not np.isfinite(q).all():
+            raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
+    log = np.empty((5 * max_iterations, 3))
     q, status, norm, n_log, steps = _solve_kernel(model._params, load.as_array(), q, tol,
                                                   max_iterations, log)
-    status, norm = int(status), float(norm)
-    history = [IterationRecord(k + 1, float(log[k, 0]), float(log[k, 1]), float(log[k, 2]))
-               for k in range(n_log)]
-    converged = status == CONVERGED
-    n_iter = sum(1 for h in history if h.step_length > 0)
-    if converged:
-        message = (f"converged in {n_iter} iterations"
-                   + (f" over {steps} load steps" if steps > 1 else "")
-                   + f" (scaled residual {norm:.1e})")
-    else:
-        message = (f"did not converge: {STATUS_TEXT[status]} after {n_iter} iterations "
-                   f"(scaled residual {norm:.1e})")
-    q = np.array(q, dtype=float)
+    log = log[:n_log]
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
-        q=q, converged=converged, status=status, message=message, iterations=n_iter,
-        residual_norm=norm, load=load, load_steps=steps, history=tuple(history),
+        q=q, converged=status == CONVERGED, status=int(status),
+        iterations=int(np.count_nonzero(log[:, 2])), residual_norm=float(norm), load=load,
+        load_steps=int(steps),
         q_unloaded=None if q_unloaded is None else np.array(q_unloaded, dtype=float),
-        model=model)
+        model=model, log=log)
 
 
 def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
@@ -355,8 +373,7 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     >>> r.converged
     True
     """
-    _check_inputs(model, load, tol, max_iterations)
+    tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
     unloaded = model.unloaded
-    q_unloaded = unloaded.q if unloaded.converged else None
-    return solve_raw(model, load, q0=q0, tol=tol, max_iterations=max_iterations,
-                     q_unloaded=q_unloaded)
+    return _solve_checked(model, load, q0, tol, max_iterations,
+                          unloaded.q if unloaded.converged else None)

@@ -1,0 +1,262 @@
+"""Residual and tangent stiffness (the Jacobian d residual / d q) in real arithmetic.
+
+This is the fast path of the Newton solver. It computes the same residual as
+:func:`segment.model._generalized_force` and its exact Jacobian:
+
+* **pose** (DETC2000/MECH-6821 "Basic Model Parameters", see :mod:`segment.kinematics`): with
+  ``R = R0 Rx Ry Rz`` and the joint axes ``h1 = R0 ex``, ``h2 = R0 Rx ey``,
+  ``h3 = R0 Rx Ry ez``, a translation ``q_j`` (j < 3) moves every C5 point by ``g_j = R0 e_j``
+  and a rotation ``phi_k`` turns it about ``h_k`` through the C5 origin
+  (``dx/dphi_k = h_k x (x - p)``, ``dR/dphi_k = [h_k]x R``); the axes turn with the earlier
+  rotations (``dh_m/dphi_k = h_k x h_m`` for k < m, else 0).
+* **point force** ``f`` at ``x`` with arm ``a = x - p`` maps to ``Q_t = R0^T f``,
+  ``Q_k = h_k . (a x f)``, so column j of its Jacobian is ``R0^T df_j`` and
+  ``dh_k,j . (a x f) + h_k . (da_j x f + a x df_j)`` with ``da_j = dx_j - dp_j``.
+* **disc** (eq. 1, Table 2): the diagonal ``-k_i(q_i)``.
+* **ligaments** (Tables 3, 4): ``f = T(l) u`` with ``u = (b - a)/l``, so
+  ``df = -(T'(l) u u^T + T/l (I - u u^T)) da`` with ``T' = dT/deps / l0`` (the slope of the
+  branch the strain selects: the trilinear kinks are kept, one-sided as in the paper's law).
+* **facets** (the cylinder paper's regularized contact, :mod:`segment.facet`): the contact
+  point and force are derivatives of a long chain of case logic, so their directional
+  derivatives come from the complex step (Squire and Trapp 1998) of the contact kernel alone,
+  fed with the exact first-order motion of the C5 facet disc (centre and normal) for each
+  column of q. Translations move only the centre; the motion of the rotation columns is a
+  combination of the three centre directions and two directions of the normal (the disc is
+  symmetric about its normal), so five complex contact evaluations per facet give all six
+  columns. A facet that is apart (penetration <= 0) exerts no force and has a zero Jacobian
+  (the contact law and its slope vanish there), so it costs one real evaluation.
+
+Branches are chosen exactly as in the complex kernel (on real parts), so both kernels agree
+to rounding; ``tests/test_tangent.py`` checks that against the complex-step Jacobian of the
+whole segment, and ``tests/test_model.py`` against central differences in every contact
+regime.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from segment._vec import add, cross, dot, mat_vec, scale, sub
+from segment.facet import _contact, _contact_force
+from segment.ligament import _trilinear
+
+__all__: list[str] = []
+
+COMPLEX_STEP = 1e-20
+
+
+@njit(cache=True)
+def _axes(q, r0):
+    """``R`` (C5 -> C6, row tuples), ``R0`` (row tuples) and the joint axes h1, h2, h3."""
+    cx, sx = math.cos(q[3]), math.sin(q[3])
+    cy, sy = math.cos(q[4]), math.sin(q[4])
+    cz, sz = math.cos(q[5]), math.sin(q[5])
+    R0 = ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
+          (r0[2, 0], r0[2, 1], r0[2, 2]))
+    # columns of R0 Rx: (R0 ex, R0 (0, cx, sx), R0 (0, -sx, cx))
+    g0 = (R0[0][0], R0[1][0], R0[2][0])
+    g1 = (R0[0][1], R0[1][1], R0[2][1])
+    g2 = (R0[0][2], R0[1][2], R0[2][2])
+    a1 = add(scale(cx, g1), scale(sx, g2))           # R0 Rx ey = h2
+    a2 = sub(scale(cx, g2), scale(sx, g1))           # R0 Rx ez
+    # columns of R0 Rx Ry: (cy g0 - sy a2, a1, sy g0 + cy a2)
+    b0 = sub(scale(cy, g0), scale(sy, a2))
+    b2 = add(scale(sy, g0), scale(cy, a2))           # R0 Rx Ry ez = h3
+    # columns of R = R0 Rx Ry Rz: (cz b0 + sz a1, -sz b0 + cz a1, b2)
+    c0 = add(scale(cz, b0), scale(sz, a1))
+    c1 = sub(scale(cz, a1), scale(sz, b0))
+    R = ((c0[0], c1[0], b2[0]), (c0[1], c1[1], b2[1]), (c0[2], c1[2], b2[2]))
+    return R, R0, (g0, g1, g2), (g0, a1, b2)
+
+
+@njit(cache=True)
+def _add_point_force_jacobian(r, J, f, a, df, da, g, h):
+    """Add a point force's generalized force to ``r`` and its Jacobian columns to ``J``.
+
+    ``f`` (3,), ``a`` = point - p (3,) in C6; ``df[j]``, ``da[j]`` their derivatives by q_j
+    (arrays (6, 3)); ``g`` the columns of R0, ``h`` the joint axes.
+    """
+    m = cross(a, f)
+    for k in range(3):
+        r[k] += dot(g[k], f)
+        r[3 + k] += dot(h[k], m)
+    for j in range(6):
+        dfj = (df[j, 0], df[j, 1], df[j, 2])
+        daj = (da[j, 0], da[j, 1], da[j, 2])
+        dm = add(cross(daj, f), cross(a, dfj))
+        for k in range(3):
+            J[k, j] += dot(g[k], dfj)
+            J[3 + k, j] += dot(h[k], dm)
+    # the axes turn with the earlier rotations: dh_m / dphi_k = h_k x h_m (k < m)
+    for k in range(3):
+        for mm in range(k + 1, 3):
+            J[3 + mm, 3 + k] += dot(cross(h[k], h[mm]), m)
+
+
+@njit(cache=True)
+def _material_motion(a, g, h, dx):
+    """Rows j of ``dx``: the motion d x / d q_j of a C5 point with arm ``a`` (= x - p)."""
+    for j in range(3):
+        for k in range(3):
+            dx[j, k] = g[j][k]
+        v = cross(h[j], a)
+        for k in range(3):
+            dx[3 + j, k] = v[k]
+
+
+@njit(cache=True)
+def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
+    """Force on C5, contact point and their q-derivatives for one facet (see module doc).
+
+    ``c``, ``n``: centre and normal of the C5 facet disc in C6 (real tuples). Fills ``df`` and
+    ``da`` (arrays (6, 3)); returns ``(force, point, in_contact)``.
+    """
+    zc = 0j
+    cc = (c[0] + zc, c[1] + zc, c[2] + zc)
+    nc = (n[0] + zc, n[1] + zc, n[2] + zc)
+    c2c = (c2[0] + zc, c2[1] + zc, c2[2] + zc)
+    n2c = (n2[0] + zc, n2[1] + zc, n2[2] + zc)
+    u, point, direction, _, _, _, _ = _contact(cc, nc, r1, c2c, n2c, r2, blend)
+    if u.real <= 0.0:  # apart: no force, and the law's value and slope vanish
+        return (0.0, 0.0, 0.0), (point[0].real, point[1].real, point[2].real), False
+    mag, _ = _contact_force(u, law)
+    force = (mag.real * direction[0].real, mag.real * direction[1].real,
+             mag.real * direction[2].real)
+    pt = (point[0].real, point[1].real, point[2].real)
+    # five basis motions: the centre along the three columns of R0 (= translations q_0..2),
+    # and the normal along two unit vectors t1, t2 perpendicular to it
+    t1 = cross(n, g[0])
+    if dot(t1, t1) < 0.25:
+        t1 = cross(n, g[1])
+    t1 = scale(1.0 / math.sqrt(dot(t1, t1)), t1)
+    t2 = cross(n, t1)
+    basis_f = np.empty((5, 3))
+    basis_x = np.empty((5, 3))
+    ih = 1j * COMPLEX_STEP
+    for b in range(5):
+        if b < 3:
+            cb = add(cc, scale(ih, g[b]))
+            nb = nc
+        else:
+            t = t1 if b == 3 else t2
+            cb = cc
+            nb = add(nc, scale(ih, t))
+        ub, pb, db, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend)
+        mb, _ = _contact_force(ub, law)
+        fb = scale(mb, db)
+        for k in range(3):
+            basis_f[b, k] = fb[k].imag / COMPLEX_STEP
+            basis_x[b, k] = pb[k].imag / COMPLEX_STEP
+    # translations: the centre moves by g_j; the contact point moves by basis_x, p by g_j
+    for j in range(3):
+        for k in range(3):
+            df[j, k] = basis_f[j, k]
+            da[j, k] = basis_x[j, k] - g[j][k]
+    # rotation phi_k: centre moves by h_k x (c - p), normal by h_k x n; p does not move
+    arm = sub(c, p)
+    for kk in range(3):
+        dc = cross(h[kk], arm)
+        dn = cross(h[kk], n)
+        w = (dot(g[0], dc), dot(g[1], dc), dot(g[2], dc), dot(t1, dn), dot(t2, dn))
+        for k in range(3):
+            sf = 0.0
+            sx = 0.0
+            for b in range(5):
+                sf += w[b] * basis_f[b, k]
+                sx += w[b] * basis_x[b, k]
+            df[3 + kk, k] = sf
+            da[3 + kk, k] = sx
+    return force, pt, True
+
+
+@njit(cache=True)
+def _residual_tangent(q, load, params, with_jacobian):
+    """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``."""
+    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+    r = np.zeros(6)
+    J = np.zeros((6, 6))
+    R, R0, g, h = _axes(q, r0)
+    p = add((s0[0], s0[1], s0[2]), mat_vec(R0, (q[0], q[1], q[2])))
+    # disc, eq. (1): Q_i = -k_i(q_i) q_i
+    for i in range(6):
+        k = k_pos[i] if q[i] >= 0.0 else k_neg[i]
+        r[i] -= k * q[i]
+        J[i, i] -= k
+    df = np.zeros((6, 3))
+    da = np.zeros((6, 3))
+    # ligaments: tension-only trilinear law along the insertion line
+    for i in range(lig_l0.shape[0]):
+        arm = mat_vec(R, (lig_a[i, 0], lig_a[i, 1], lig_a[i, 2]))
+        x = add(p, arm)
+        d = sub((lig_b[i, 0], lig_b[i, 1], lig_b[i, 2]), x)
+        length = math.sqrt(dot(d, d))
+        if not length > 0.0:
+            continue   # coincident insertions: eps = -1, slack (as in ligament._ligament_state)
+        strain = (length - lig_l0[i]) / lig_l0[i]
+        tension_c, slope = _trilinear(strain + 0j, lig_eps[i], lig_f[i])
+        tension = tension_c.real
+        if tension == 0.0 and slope == 0.0:
+            continue   # slack
+        u = scale(1.0 / length, d)
+        f = scale(tension, u)
+        if with_jacobian:
+            _material_motion(arm, g, h, da)
+            kl = slope / lig_l0[i]          # dT/dl
+            kt = tension / length
+            for j in range(6):
+                dx = (da[j, 0], da[j, 1], da[j, 2])
+                ud = dot(u, dx)
+                # df = -(kl u u^T + kt (I - u u^T)) dx
+                for k in range(3):
+                    df[j, k] = -(kl * u[k] * ud + kt * (dx[k] - u[k] * ud))
+            for j in range(3):   # da = dx - dp: translations do not change the arm
+                for k in range(3):
+                    da[j, k] = 0.0
+            _add_point_force_jacobian(r, J, f, arm, df, da, g, h)
+        else:
+            m = cross(arm, f)
+            for k in range(3):
+                r[k] += dot(g[k], f)
+                r[3 + k] += dot(h[k], m)
+    # facets: regularized cylinder end-face contact
+    for i in range(fac_r1.shape[0]):
+        c = add(p, mat_vec(R, (fac_c1[i, 0], fac_c1[i, 1], fac_c1[i, 2])))
+        n = mat_vec(R, (fac_n1[i, 0], fac_n1[i, 1], fac_n1[i, 2]))
+        c2 = (fac_c2[i, 0], fac_c2[i, 1], fac_c2[i, 2])
+        n2 = (fac_n2[i, 0], fac_n2[i, 1], fac_n2[i, 2])
+        if with_jacobian:
+            f, pt, touching = _facet_jacobian_terms(c, n, fac_r1[i], c2, n2, fac_r2[i],
+                                                    fac_blend[i], law, p, g, h, df, da)
+            if touching:
+                _add_point_force_jacobian(r, J, f, sub(pt, p), df, da, g, h)
+        else:
+            zc = 0j
+            u, point, direction, _, _, _, _ = _contact(
+                (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
+                fac_r1[i], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
+                (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac_r2[i], fac_blend[i])
+            if u.real > 0.0:
+                mag, _ = _contact_force(u, law)
+                f = (mag.real * direction[0].real, mag.real * direction[1].real,
+                     mag.real * direction[2].real)
+                m = cross((point[0].real - p[0], point[1].real - p[1], point[2].real - p[2]),
+                          f)
+                for k in range(3):
+                    r[k] += dot(g[k], f)
+                    r[3 + k] += dot(h[k], m)
+    # load: force through the C5 origin (Q_t = F), moment fixed in the joint frame
+    r[0] += load[0]
+    r[1] += load[1]
+    r[2] += load[2]
+    mc6 = mat_vec(R0, (load[3], load[4], load[5]))
+    for k in range(3):
+        r[3 + k] += dot(h[k], mc6)
+    if with_jacobian:
+        for k in range(3):
+            for mm in range(k + 1, 3):
+                J[3 + mm, 3 + k] += dot(cross(h[k], h[mm]), mc6)
+    return r, J
