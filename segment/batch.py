@@ -39,11 +39,8 @@ CHUNK = 2000
 @njit(cache=True)
 def _solve_one(params, f, q0, tol, max_iterations, log_buf):
     """One equilibrium by ``equilibrium._solve_kernel``: (q, status, norm, iterations)."""
-    q, status, norm, n_log, _ = _solve_kernel(params, f, q0, tol, max_iterations, log_buf)
-    iterations = 0
-    for k in range(n_log):
-        if log_buf[k, 2] > 0.0:
-            iterations += 1
+    q, status, norm, _, iterations, _ = _solve_kernel(params, f, q0, tol, max_iterations,
+                                                      log_buf)
     return q, status, norm, iterations
 
 

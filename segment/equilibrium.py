@@ -18,6 +18,7 @@ carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,43 @@ def _scaled(r):
 
 
 @njit(cache=True)
+def _solve6(J, b):
+    """``J^{-1} b`` for the (6, 6) Jacobian by Gaussian elimination with partial pivoting.
+
+    Returns ``(x, ok)``; ``ok`` is False when a pivot is exactly zero (singular, as LAPACK's
+    dgesv reports it). Written out because LAPACK's call overhead dominates at this size.
+    """
+    n = 6
+    a = J.copy()
+    x = b.copy()
+    for k in range(n):
+        p = k
+        big = abs(a[k, k])
+        for i in range(k + 1, n):
+            if abs(a[i, k]) > big:
+                big = abs(a[i, k])
+                p = i
+        if big == 0.0:
+            return x, False
+        if p != k:
+            for j in range(k, n):
+                a[k, j], a[p, j] = a[p, j], a[k, j]
+            x[k], x[p] = x[p], x[k]
+        for i in range(k + 1, n):
+            factor = a[i, k] / a[k, k]
+            if factor != 0.0:
+                for j in range(k + 1, n):
+                    a[i, j] -= factor * a[k, j]
+                x[i] -= factor * x[k]
+    for k in range(n - 1, -1, -1):
+        s = x[k]
+        for j in range(k + 1, n):
+            s -= a[k, j] * x[j]
+        x[k] = s / a[k, k]
+    return x, True
+
+
+@njit(cache=True)
 def _newton_kernel(params, f, q0, tol, max_iterations, log):
     """Newton with capped steps and Armijo backtracking at one load vector ``f``.
 
@@ -81,9 +119,8 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             return q, NOT_FINITE, norm, it
         if norm <= tol:
             return q, CONVERGED, norm, it
-        try:
-            dq = np.linalg.solve(J, -r)
-        except Exception:  # singular Jacobian (LAPACK): a status, never an exception
+        dq, ok = _solve6(J, -r)
+        if not ok:  # singular Jacobian: a status, never an exception
             return q, SINGULAR_JACOBIAN, norm, it
         if not np.all(np.isfinite(dq)):
             return q, NOT_FINITE, norm, it
@@ -124,8 +161,9 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
 
     ``log`` has shape (5 * max_iterations, 3); row k holds (load fraction, scaled residual norm
     before the step, step length) of Newton step k. Returns
-    ``(q, status, residual norm, steps logged, load steps)``. This one kernel serves
-    :func:`solve_raw` and :func:`segment.solve_many`.
+    ``(q, status, residual norm, steps logged, Newton steps taken, load steps)``; steps
+    logged include line searches that failed. This one kernel serves :func:`solve_raw` and
+    :func:`segment.solve_many`.
     """
     sub = np.zeros((max_iterations, 2))
     n_log = 0
@@ -136,7 +174,7 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
         log[n_log, 2] = sub[k, 1]
         n_log += 1
     if status == CONVERGED:
-        return q, status, norm, n_log, 1
+        return q, status, norm, n_log, n_log, 1
     q = q0.copy()
     fraction = 0.0
     step = 0.25
@@ -165,9 +203,12 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
             if step < MIN_LOAD_STEP:
                 break
     if status != CONVERGED:
-        r, _ = _residual_jacobian(q, f, params)
-        norm = np.max(np.abs(_scaled(r)))
-    return q, status, norm, n_log, load_steps
+        norm = np.max(np.abs(_scaled(_residual(q, f, params))))
+    n_steps = 0
+    for k in range(n_log):
+        if log[k, 2] > 0.0:
+            n_steps += 1
+    return q, status, norm, n_log, n_steps, load_steps
 
 
 @dataclass(frozen=True, eq=False)
@@ -311,7 +352,7 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
     except (TypeError, ValueError):
         raise ValueError(f"tol must be a number > 0 and max_iterations an integer >= 1, got "
                          f"{tol!r} and {max_iterations!r}") from None
-    if not (np.isfinite(tol_f) and tol_f > 0):
+    if not (math.isfinite(tol_f) and tol_f > 0):
         raise ValueError(f"tol must be > 0, got {tol!r}")
     if n < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations!r}")
@@ -322,28 +363,31 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
               max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
     """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
     tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
+    if q_unloaded is not None:
+        q_unloaded = np.array(q_unloaded, dtype=float)
+        q_unloaded.setflags(write=False)
     return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
 
 
 def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded) -> EquilibriumResult:
-    """The solve itself, after :func:`_check_inputs` (kept lean: it is timed per call)."""
+    """The solve itself, after :func:`_check_inputs` (kept lean: it is timed per call).
+
+    ``q_unloaded`` must be a read-only array or None (it is stored as given).
+    """
     if q0 is None:
         q = np.zeros(6)
     else:
         q = np.array(q0, dtype=float)
-        if q.shape != (6,) or not np.isfinite(q).all():
+        if q.shape != (6,) or not all(map(math.isfinite, q.tolist())):
             raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
     log = np.empty((5 * max_iterations, 3))
-    q, status, norm, n_log, steps = _solve_kernel(model._params, load.as_array(), q, tol,
-                                                  max_iterations, log)
-    log = log[:n_log]
+    q, status, norm, n_log, n_steps, load_steps = _solve_kernel(
+        model._params, load._vector, q, tol, max_iterations, log)
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
-        q=q, converged=status == CONVERGED, status=int(status),
-        iterations=int(np.count_nonzero(log[:, 2])), residual_norm=float(norm), load=load,
-        load_steps=int(steps),
-        q_unloaded=None if q_unloaded is None else np.array(q_unloaded, dtype=float),
-        model=model, log=log)
+        q=q, converged=status == CONVERGED, status=int(status), iterations=n_steps,
+        residual_norm=norm, load=load, load_steps=load_steps, q_unloaded=q_unloaded,
+        model=model, log=log[:n_log])
 
 
 def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,

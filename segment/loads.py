@@ -11,6 +11,7 @@ LS +Fy, TNS +Fz, CMP -Fz at 20 N; LB +Mx, FLX +My, EXT -My, AR +Mz at 1.8 N m.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,8 +61,13 @@ class Load:
         return cls(np.zeros(3), np.zeros(3), "unloaded")
 
     def as_array(self) -> np.ndarray:
-        """(Fx, Fy, Fz, Mx, My, Mz) [N, N mm]."""
+        """(Fx, Fy, Fz, Mx, My, Mz) [N, N mm] (a new array)."""
         return np.concatenate([self.force, self.moment])
+
+    @functools.cached_property
+    def _vector(self) -> np.ndarray:
+        """:meth:`as_array`, built once (the solvers pass it to the compiled kernels)."""
+        return self.as_array()
 
     def scaled(self, factor: float, *, name: str | None = None) -> Load:
         """The load multiplied by ``factor``."""

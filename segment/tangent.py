@@ -22,9 +22,9 @@ This is the fast path of the Newton solver. It computes the same residual as
   fed with the exact first-order motion of the C5 facet disc (centre and normal) for each
   column of q. Translations move only the centre; the motion of the rotation columns is a
   combination of the three centre directions and two directions of the normal (the disc is
-  symmetric about its normal), so five complex contact evaluations per facet give all six
-  columns. A facet that is apart (penetration <= 0) exerts no force and has a zero Jacobian
-  (the contact law and its slope vanish there), so it costs one real evaluation.
+  symmetric about its normal), so five complex contact evaluations per facet give the contact
+  and all six columns. A facet that is apart (penetration <= 0) exerts no force and has a zero
+  Jacobian (the contact law and its slope vanish there), so it costs one evaluation.
 
 Branches are chosen exactly as in the complex kernel (on real parts), so both kernels agree
 to rounding; ``tests/test_tangent.py`` checks that against the complex-step Jacobian of the
@@ -119,15 +119,9 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     nc = (n[0] + zc, n[1] + zc, n[2] + zc)
     c2c = (c2[0] + zc, c2[1] + zc, c2[2] + zc)
     n2c = (n2[0] + zc, n2[1] + zc, n2[2] + zc)
-    u, point, direction, _, _, _, _ = _contact(cc, nc, r1, c2c, n2c, r2, blend)
-    if u.real <= 0.0:  # apart: no force, and the law's value and slope vanish
-        return (0.0, 0.0, 0.0), (point[0].real, point[1].real, point[2].real), False
-    mag, _ = _contact_force(u, law)
-    force = (mag.real * direction[0].real, mag.real * direction[1].real,
-             mag.real * direction[2].real)
-    pt = (point[0].real, point[1].real, point[2].real)
     # five basis motions: the centre along the three columns of R0 (= translations q_0..2),
-    # and the normal along two unit vectors t1, t2 perpendicular to it
+    # and the normal along two unit vectors t1, t2 perpendicular to it. The real parts of the
+    # first evaluation are the contact itself.
     t1 = cross(n, g[0])
     if dot(t1, t1) < 0.25:
         t1 = cross(n, g[1])
@@ -136,6 +130,8 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     basis_f = np.empty((5, 3))
     basis_x = np.empty((5, 3))
     ih = 1j * COMPLEX_STEP
+    force = (0.0, 0.0, 0.0)
+    pt = (0.0, 0.0, 0.0)
     for b in range(5):
         if b < 3:
             cb = add(cc, scale(ih, g[b]))
@@ -145,8 +141,14 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
             cb = cc
             nb = add(nc, scale(ih, t))
         ub, pb, db, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend)
+        if b == 0:
+            pt = (pb[0].real, pb[1].real, pb[2].real)
+            if ub.real <= 0.0:  # apart: no force, and the law's value and slope vanish
+                return force, pt, False
         mb, _ = _contact_force(ub, law)
         fb = scale(mb, db)
+        if b == 0:
+            force = (fb[0].real, fb[1].real, fb[2].real)
         for k in range(3):
             basis_f[b, k] = fb[k].imag / COMPLEX_STEP
             basis_x[b, k] = pb[k].imag / COMPLEX_STEP

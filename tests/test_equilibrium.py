@@ -129,7 +129,7 @@ def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     f = segment.LOAD_CASES["AS"].as_array()
     q, status, norm, _ = _newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
     assert status == SINGULAR_JACOBIAN and STATUS_TEXT[status] == "singular Jacobian"
-    q, status, norm, _, _ = _solve_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((100, 3)))
+    q, status, norm, *_ = _solve_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((100, 3)))
     assert status != CONVERGED                   # load stepping cannot help either
     assert np.all(np.isfinite(q)) and np.isfinite(norm)
 
@@ -142,3 +142,23 @@ def test_records_compare_and_hash_without_raising(model):
     assert len({model, model, segment.c5c6()}) == 2
     r = segment.solve(model, flx)
     assert r == r and hash(r) == hash(r)
+
+
+def test_six_by_six_solve_matches_lapack():
+    """The written-out elimination (solver hot path) vs numpy's LAPACK on hard matrices."""
+    from segment.equilibrium import _solve6
+
+    rng = np.random.default_rng(5)
+    for k in range(500):
+        J = rng.normal(size=(6, 6)) * np.array([1, 1, 1, 1e3, 1e3, 1e3])[:, None]
+        if k % 3 == 0:
+            J[[0, 1]] = J[[1, 0]]
+            J[0, 0] = 0.0                        # forces a row swap at the first pivot
+        b = rng.normal(size=6)
+        x, ok = _solve6(J, b)
+        assert ok
+        np.testing.assert_allclose(x, np.linalg.solve(J, b), rtol=1e-9, atol=1e-12)
+    J = np.eye(6)
+    J[3] = J[2]                                  # two equal rows: exactly singular
+    _, ok = _solve6(J, np.ones(6))
+    assert not ok
