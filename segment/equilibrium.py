@@ -7,7 +7,9 @@ Solves ``residual(q, load) = 0`` for the six joint coordinates:
   that millimetres and radians mix well; convergence means
   ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
 * each step is capped (2 mm, 0.2 rad) and globalised by a backtracking (Armijo) line search on
-  ``0.5 |scaled residual|^2``;
+  ``phi = 0.5 |scaled residual|^2``: the step is halved, or shrunk by ``(phi0/phi)^(1/4)``
+  (at least to a tenth) when the trial overshoots sixteen-fold, as it does when a full step
+  drives a facet deep into contact;
 * when the full load fails from ``q0``, automatic load stepping: the load is applied in
   fractions (halved on failure, doubled on success), each solve warm-started from the last.
 
@@ -114,6 +116,7 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
     r, J = _residual_jacobian(q, f, params)
     rs = _scaled(r)
     norm = np.max(np.abs(rs))
+    damped = False
     for it in range(max_iterations):
         if not np.isfinite(norm):
             return q, NOT_FINITE, norm, it
@@ -129,25 +132,40 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             dq = dq / cap
         phi0 = 0.5 * np.sum(rs * rs)
         alpha = 1.0
-        # the full step (usually accepted) gets residual and Jacobian in one pass; a
-        # backtracking trial only the residual, the Jacobian follows once a step is accepted
+        # a trial point gets the residual only, unless it is a full step after a full step
+        # (then it is usually accepted, and residual and Jacobian come in one pass); the
+        # Jacobian of an accepted trial follows
         q_try = q + dq
-        r_try, J_try = _residual_jacobian(q_try, f, params)
+        if damped:
+            r_try = _residual(q_try, f, params)
+            J_try = J
+            have_jacobian = False
+        else:
+            r_try, J_try = _residual_jacobian(q_try, f, params)
+            have_jacobian = True
         while True:
             rs_try = _scaled(r_try)
             phi = 0.5 * np.sum(rs_try * rs_try)
             if np.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
                 break
-            alpha *= 0.5
+            # halve; but when the trial overshoots badly (typically into a facet, whose force
+            # k2 u^2 makes phi grow like the fourth power of the step) shrink by
+            # (phi0 / phi)^(1/4), the factor that would restore phi0 under that growth
+            if np.isfinite(phi) and phi > 16.0 * phi0:
+                alpha *= max(0.1, (phi0 / phi) ** 0.25)
+            else:
+                alpha *= 0.5
             if alpha < MIN_LINE_SEARCH_STEP:
                 log[it, 0] = norm
                 log[it, 1] = 0.0
                 return q, LINE_SEARCH_FAILED, norm, it
             q_try = q + alpha * dq
             r_try = _residual(q_try, f, params)
-        if alpha < 1.0:
+            have_jacobian = False
+        if not have_jacobian:
             r_try, J_try = _residual_jacobian(q_try, f, params)
             rs_try = _scaled(r_try)
+        damped = alpha < 1.0
         log[it, 0] = norm
         log[it, 1] = alpha
         q, r, J, rs = q_try, r_try, J_try, rs_try
