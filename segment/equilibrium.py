@@ -117,6 +117,7 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
     rs = _scaled(r)
     norm = np.max(np.abs(rs))
     damped = False
+    prev_norm = 0.0          # no prediction before the first step
     for it in range(max_iterations):
         if not np.isfinite(norm):
             return q, NOT_FINITE, norm, it
@@ -134,9 +135,11 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
         alpha = 1.0
         # a trial point gets the residual only, unless it is a full step after a full step
         # (then it is usually accepted, and residual and Jacobian come in one pass); the
-        # Jacobian of an accepted trial follows
+        # Jacobian of an accepted trial follows. Residual only also when quadratic
+        # convergence predicts the trial to converge (norm^2 / previous norm <= tol): then
+        # its Jacobian is never needed.
         q_try = q + dq
-        if damped:
+        if damped or norm * norm <= tol * prev_norm:
             r_try = _residual(q_try, f, params)
             J_try = J
             have_jacobian = False
@@ -163,9 +166,15 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             r_try = _residual(q_try, f, params)
             have_jacobian = False
         if not have_jacobian:
+            rs_try = _scaled(r_try)
+            if np.max(np.abs(rs_try)) <= tol:     # converged: no Jacobian needed
+                log[it, 0] = norm
+                log[it, 1] = alpha
+                return q_try, CONVERGED, np.max(np.abs(rs_try)), it + 1
             r_try, J_try = _residual_jacobian(q_try, f, params)
             rs_try = _scaled(r_try)
         damped = alpha < 1.0
+        prev_norm = norm
         log[it, 0] = norm
         log[it, 1] = alpha
         q, r, J, rs = q_try, r_try, J_try, rs_try
