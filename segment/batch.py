@@ -1,9 +1,9 @@
 """Many static equilibria at once: ``solve_many`` for load sets and parameter sets.
 
 Parameter studies and uncertainty analysis need thousands of equilibria. ``solve_many`` runs the
-compiled Newton of :mod:`segment.equilibrium` (``_newton_kernel``: complex-step Jacobian,
-capped steps, Armijo backtracking) over N load vectors inside one numba kernel, the loads
-spread over the CPU cores (``prange``). Each entry runs the very kernel of
+compiled Newton of :mod:`segment.equilibrium` (``_newton_kernel``: exact Jacobian of
+:mod:`segment.tangent`, capped steps, Armijo backtracking) over N load vectors inside one
+numba kernel, the loads spread over the CPU cores (``prange``). Each entry runs the very kernel of
 :func:`segment.equilibrium.solve_raw` (``_solve_kernel``): Newton from ``q0`` at the full
 load, and when that fails automatic load stepping, so the results are those of the
 one-at-a-time solver

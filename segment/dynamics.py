@@ -51,7 +51,7 @@ to the integrator is::
 
     d(dy/dt)/dy ~ [[0, 1], [M^-1 K, M^-1 C]]
 
-with ``K`` the static complex-step Jacobian of :mod:`segment.model` and ``C`` the (linear)
+with ``K`` the exact static Jacobian (:mod:`segment.tangent`) and ``C`` the (linear)
 damping matrix; velocity-product terms are left out of it (an approximate Jacobian only slows
 the integrator's Newton iterations, it does not change the solution).
 

@@ -2,7 +2,8 @@
 
 Solves ``residual(q, load) = 0`` for the six joint coordinates:
 
-* Newton steps with the complex-step Jacobian of :class:`~segment.model.Segment`;
+* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; complex
+  step only inside the facet contact);
 * the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
   that millimetres and radians mix well; convergence means
   ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;

@@ -608,7 +608,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
 
     # 8. solver
     rep.heading("8. Solver")
-    rep.text(f"Newton–Raphson from q = 0 with the complex-step Jacobian; tolerance "
+    rep.text(f"Newton–Raphson from q = 0 with the exact Jacobian; tolerance "
              f"{DEFAULT_TOL:.0e} on the residual scaled by {FORCE_SCALE_N:g} N and "
              f"{MOMENT_SCALE_NMM / 1000:g} N m; time = median of {solver_repeat} solves "
              "on this machine.")

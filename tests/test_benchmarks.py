@@ -1,0 +1,37 @@
+"""The benchmark scripts the README lists run and write their JSON (tiny settings: the
+numbers themselves are measured by running the scripts, never checked here)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SMOKE = {
+    "bench_solve.py": ["--repeat", "2"],
+    "bench_dynamics.py": ["--repeat-newton", "2", "--repeat-relax", "1", "--rounds", "2"],
+    "bench_batch.py": ["--n", "200", "--n-single", "10"],
+    "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
+}
+
+
+@pytest.mark.parametrize("script", sorted(SMOKE))
+def test_benchmark_script_runs(script, tmp_path):
+    out = tmp_path / "out.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *SMOKE[script],
+                    "--out", str(out)], check=True, capture_output=True, text=True,
+                   cwd=ROOT / "benchmarks", timeout=600)
+    report = json.loads(out.read_text())
+    assert report  # each script writes a non-empty JSON object
+    if script == "bench_dynamics.py":
+        assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
+                                        "AR"}
+        for case in report["cases"].values():
+            assert case["relax_converged"]
+            assert case["max_rotation_difference_rad"] < 1e-4
+            lo, mid, hi = (case[k]["reference"] for k in
+                           ("ratio_min_over_rounds", "ratio", "ratio_max_over_rounds"))
+            assert 0 < lo <= mid <= hi
