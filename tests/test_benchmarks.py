@@ -15,6 +15,7 @@ SMOKE = {
     "bench_dynamics.py": ["--repeat-newton", "2", "--repeat-relax", "1", "--rounds", "2"],
     "bench_batch.py": ["--n", "200", "--n-single", "10"],
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
+    "bench_kernels.py": ["--n", "100"],
 }
 
 
