@@ -29,39 +29,33 @@ from segment.model import _residual, _residual_jacobian, _residual_jacobian_comp
 
 
 @njit(cache=False)
-def _loop_residual(q, f, params, n):
+def _residual_only(x, f, params):
+    return _residual(x, f, params)[0]
+
+
+@njit(cache=False)
+def _tangent(x, f, params):
+    r, J = _residual_jacobian(x, f, params)
+    return r[0] + J[0, 0]
+
+
+@njit(cache=False)
+def _complex_step(x, f, params):
+    r, J = _residual_jacobian_complex_step(x, f, params)
+    return r[0] + J[0, 0]
+
+
+@njit(cache=False)
+def _loop(kernel, q, f, params, n):
     s = 0.0
     x = q.copy()
     for k in range(n):
         x[5] = q[5] + 1e-15 * (k % 2)      # keep the call from being hoisted out of the loop
-        s += _residual(x, f, params)[0]
+        s += kernel(x, f, params)
     return s
 
 
-@njit(cache=False)
-def _loop_tangent(q, f, params, n):
-    s = 0.0
-    x = q.copy()
-    for k in range(n):
-        x[5] = q[5] + 1e-15 * (k % 2)
-        r, J = _residual_jacobian(x, f, params)
-        s += r[0] + J[0, 0]
-    return s
-
-
-@njit(cache=False)
-def _loop_complex_step(q, f, params, n):
-    s = 0.0
-    x = q.copy()
-    for k in range(n):
-        x[5] = q[5] + 1e-15 * (k % 2)
-        r, J = _residual_jacobian_complex_step(x, f, params)
-        s += r[0] + J[0, 0]
-    return s
-
-
-LOOPS = {"residual": _loop_residual, "tangent": _loop_tangent,
-         "complex_step": _loop_complex_step}
+KERNELS = {"residual": _residual_only, "tangent": _tangent, "complex_step": _complex_step}
 
 
 def run(n: int) -> dict:
@@ -72,10 +66,10 @@ def run(n: int) -> dict:
         q = np.array(segment.solve(model, load).q)
         f = load.as_array()
         row = {}
-        for key, loop in LOOPS.items():
-            loop(q, f, params, 10)                      # compile
+        for key, kernel in KERNELS.items():
+            _loop(kernel, q, f, params, 10)             # compile
             t0 = time.perf_counter()
-            loop(q, f, params, n)
+            _loop(kernel, q, f, params, n)
             row[f"{key}_us"] = 1e6 * (time.perf_counter() - t0) / n
         row["ratio_complex_step_over_tangent"] = row["complex_step_us"] / row["tangent_us"]
         row["facet_regimes"] = [s.regime for s in model.state(q).facets]
