@@ -7,7 +7,10 @@ Times, at each of the nine Moroney equilibria, in a numba loop (no Python call o
 * ``complex_step``: residual and Jacobian by six complex-step evaluations of the whole segment
   (:func:`segment.model._residual_jacobian_complex_step`, the solver's Jacobian before);
 
-and the ratio complex_step / tangent, all in the same run.
+and the ratio complex_step / tangent; and, for each facet joint, the contact with its five
+directional derivatives (the tangent's largest part) by one dual-number evaluation
+(:mod:`segment.facet_dual`) against five complex-step evaluations of ``facet._contact`` (how
+:mod:`segment.tangent` did it before), all in the same run.
 
     python benchmarks/bench_kernels.py [--n 100000] [--out FILE]
 """
@@ -25,6 +28,10 @@ from _common import emit
 from numba import njit
 
 import segment
+from segment._dual import const
+from segment.facet import _contact
+from segment.facet_dual import _contact_dual
+from segment.kinematics import pose
 from segment.model import _residual, _residual_jacobian, _residual_jacobian_complex_step
 
 
@@ -58,6 +65,71 @@ def _loop(kernel, q, f, params, n):
 KERNELS = {"residual": _residual_only, "tangent": _tangent, "complex_step": _complex_step}
 
 
+@njit(cache=False)
+def _facet_complex5(c, nrm, r1, c2, n2, r2, blend, seeds, n):
+    """``n`` times: five complex-step contact evaluations (centre along seeds 0-2, normal along
+    seeds 3-4), as tangent._facet_jacobian_terms did them."""
+    s = 0.0
+    z = 0j
+    c2c = (c2[0] + z, c2[1] + z, c2[2] + z)
+    n2c = (n2[0] + z, n2[1] + z, n2[2] + z)
+    for k in range(n):
+        x0 = c[0] + 1e-15 * (k % 2)
+        for b in range(5):
+            h = 1e-20j
+            dc = h if b < 3 else z
+            dn = h if b >= 3 else z
+            cb = (x0 + dc * seeds[b, 0], c[1] + dc * seeds[b, 1], c[2] + dc * seeds[b, 2])
+            nb = (nrm[0] + dn * seeds[b, 0], nrm[1] + dn * seeds[b, 1], nrm[2] + dn * seeds[b, 2])
+            u, point, direction, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend)
+            s += u.imag + point[0].imag + direction[0].imag
+    return s
+
+
+@njit(cache=False)
+def _facet_dual(c, nrm, r1, c2, n2, r2, blend, seeds, n):
+    """``n`` times: one dual-number contact evaluation carrying the same five directions."""
+    s = 0.0
+    c2d = (const(c2[0]), const(c2[1]), const(c2[2]))
+    n2d = (const(n2[0]), const(n2[1]), const(n2[2]))
+    for k in range(n):
+        x0 = c[0] + 1e-15 * (k % 2)
+        cd = ((x0, seeds[0, 0], seeds[1, 0], seeds[2, 0], 0.0, 0.0),
+              (c[1], seeds[0, 1], seeds[1, 1], seeds[2, 1], 0.0, 0.0),
+              (c[2], seeds[0, 2], seeds[1, 2], seeds[2, 2], 0.0, 0.0))
+        nd = ((nrm[0], 0.0, 0.0, 0.0, seeds[3, 0], seeds[4, 0]),
+              (nrm[1], 0.0, 0.0, 0.0, seeds[3, 1], seeds[4, 1]),
+              (nrm[2], 0.0, 0.0, 0.0, seeds[3, 2], seeds[4, 2]))
+        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, blend)
+        s += u[1] + point[0][2] + direction[0][5]
+    return s
+
+
+def _facet_timings(model, q, n) -> list[dict]:
+    """Per facet joint at pose q: dual vs five complex evaluations [us per evaluation]."""
+    params = model._params
+    p, R = pose(q, model.reference)
+    g = model.reference.R0.T          # rows: the columns of R0 (the translation directions)
+    out = []
+    for i, state in enumerate(model.state(q).facets):
+        c = p + R @ params[9][i]
+        nrm = R @ params[10][i]
+        t1 = np.cross(nrm, g[0])
+        t1 /= np.linalg.norm(t1)
+        seeds = np.array([g[0], g[1], g[2], t1, np.cross(nrm, t1)])
+        args = (c, nrm, params[11][i], params[12][i], params[13][i], params[14][i],
+                params[15][i], seeds)
+        row = {"regime": state.regime}
+        for key, kernel in (("complex5_us", _facet_complex5), ("dual_us", _facet_dual)):
+            kernel(*args, 10)                             # compile
+            t0 = time.perf_counter()
+            kernel(*args, n)
+            row[key] = 1e6 * (time.perf_counter() - t0) / n
+        row["ratio_complex5_over_dual"] = row["complex5_us"] / row["dual_us"]
+        out.append(row)
+    return out
+
+
 def run(n: int) -> dict:
     model = segment.c5c6()
     params = model._params
@@ -72,9 +144,10 @@ def run(n: int) -> dict:
             _loop(kernel, q, f, params, n)
             row[f"{key}_us"] = 1e6 * (time.perf_counter() - t0) / n
         row["ratio_complex_step_over_tangent"] = row["complex_step_us"] / row["tangent_us"]
-        row["facet_regimes"] = [s.regime for s in model.state(q).facets]
+        row["facets"] = _facet_timings(model, q, n)
         cases[name] = row
     ratios = [c["ratio_complex_step_over_tangent"] for c in cases.values()]
+    facet_ratios = [f["ratio_complex5_over_dual"] for c in cases.values() for f in c["facets"]]
     return {
         "benchmark": "residual and Jacobian kernels at the nine equilibria (numba loop)",
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
@@ -82,7 +155,9 @@ def run(n: int) -> dict:
         "settings": {"evaluations_per_timing": n},
         "cases": cases,
         "summary": {"ratio_min": min(ratios), "ratio_median": statistics.median(ratios),
-                    "tangent_us_max": max(c["tangent_us"] for c in cases.values())},
+                    "tangent_us_max": max(c["tangent_us"] for c in cases.values()),
+                    "facet_ratio_complex5_over_dual_min": min(facet_ratios),
+                    "facet_ratio_complex5_over_dual_median": statistics.median(facet_ratios)},
     }
 
 

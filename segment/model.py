@@ -10,9 +10,10 @@ and static equilibrium is ``residual = 0``. Two compiled implementations exist:
 * :func:`_generalized_force`, in complex arithmetic: the reference. Its complex-step
   derivative (Squire and Trapp 1998; exact to rounding, no step-size trade-off, one complex
   evaluation per column) is :func:`_residual_jacobian_complex_step`.
-* :mod:`segment.tangent`, in real arithmetic with the exact Jacobian written out (complex step
-  only inside the facet contact): about three times faster, used by the solvers. The tests hold
-  it to the complex-step Jacobian and to central differences.
+* :mod:`segment.tangent`, in real arithmetic with the exact Jacobian written out (the facet
+  contact's derivatives by forward-mode dual numbers, :mod:`segment.facet_dual`): several times
+  faster, used by the solvers. The tests hold it to the complex-step Jacobian and to central
+  differences.
 
 The kinks of the published laws (disc sign switch, ligament slack and support points, contact
 onset) are kept: at a kink the Jacobian is the one-sided derivative of the branch the real part

@@ -17,14 +17,16 @@ This is the fast path of the Newton solver. It computes the same residual as
   ``df = -(T'(l) u u^T + T/l (I - u u^T)) da`` with ``T' = dT/deps / l0`` (the slope of the
   branch the strain selects: the trilinear kinks are kept, one-sided as in the paper's law).
 * **facets** (the cylinder paper's regularized contact, :mod:`segment.facet`): the contact
-  point and force are derivatives of a long chain of case logic, so their directional
-  derivatives come from the complex step (Squire and Trapp 1998) of the contact kernel alone,
-  fed with the exact first-order motion of the C5 facet disc (centre and normal) for each
-  column of q. Translations move only the centre; the motion of the rotation columns is a
-  combination of the three centre directions and two directions of the normal (the disc is
-  symmetric about its normal), so five complex contact evaluations per facet give the contact
-  and all six columns. A facet that is apart (penetration <= 0) exerts no force and has a zero
-  Jacobian (the contact law and its slope vanish there), so it costs one evaluation.
+  point and force come out of a long chain of case logic, so their directional derivatives
+  come from forward-mode dual numbers (:mod:`segment.facet_dual`, the contact kernel
+  evaluated on a value and five derivatives), fed with the exact first-order motion of the C5
+  facet disc (centre and normal) for each column of q. Translations move only the centre; the
+  motion of the rotation columns is a combination of the three centre directions and two
+  directions of the normal (the disc is symmetric about its normal), so one dual evaluation
+  with five directions per facet gives the contact and all six columns. A facet that is apart
+  (penetration <= 0) exerts no force and has a zero Jacobian (the contact law and its slope
+  vanish there). The residual alone evaluates the complex kernel of :mod:`segment.facet`
+  with zero imaginary parts.
 
 Branches are chosen exactly as in the complex kernel (on real parts), so both kernels agree
 to rounding; ``tests/test_tangent.py`` checks that against the complex-step Jacobian of the
@@ -39,8 +41,10 @@ import math
 import numpy as np
 from numba import njit
 
+from segment._dual import const, vscale
 from segment._vec import add, cross, dot, mat_vec, scale, sub
 from segment.facet import _contact, _contact_force
+from segment.facet_dual import _contact_dual, _contact_force_dual
 from segment.ligament import _trilinear
 
 __all__: list[str] = []
@@ -114,63 +118,45 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     ``c``, ``n``: centre and normal of the C5 facet disc in C6 (real tuples). Fills ``df`` and
     ``da`` (arrays (6, 3)); returns ``(force, point, in_contact)``.
     """
-    zc = 0j
-    cc = (c[0] + zc, c[1] + zc, c[2] + zc)
-    nc = (n[0] + zc, n[1] + zc, n[2] + zc)
-    c2c = (c2[0] + zc, c2[1] + zc, c2[2] + zc)
-    n2c = (n2[0] + zc, n2[1] + zc, n2[2] + zc)
-    # five basis motions: the centre along the three columns of R0 (= translations q_0..2),
-    # and the normal along two unit vectors t1, t2 perpendicular to it. The real parts of the
-    # first evaluation are the contact itself.
+    # five basis motions, carried as the five derivative slots of one dual evaluation: the
+    # centre along the three columns of R0 (= translations q_0..2), and the normal along two
+    # unit vectors t1, t2 perpendicular to it
     t1 = cross(n, g[0])
     if dot(t1, t1) < 0.25:
         t1 = cross(n, g[1])
     t1 = scale(1.0 / math.sqrt(dot(t1, t1)), t1)
     t2 = cross(n, t1)
-    basis_f = np.empty((5, 3))
-    basis_x = np.empty((5, 3))
-    ih = 1j * COMPLEX_STEP
-    force = (0.0, 0.0, 0.0)
-    pt = (0.0, 0.0, 0.0)
-    for b in range(5):
-        if b < 3:
-            cb = add(cc, scale(ih, g[b]))
-            nb = nc
-        else:
-            t = t1 if b == 3 else t2
-            cb = cc
-            nb = add(nc, scale(ih, t))
-        ub, pb, db, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend)
-        if b == 0:
-            pt = (pb[0].real, pb[1].real, pb[2].real)
-            if ub.real <= 0.0:  # apart: no force, and the law's value and slope vanish
-                return force, pt, False
-        mb, _ = _contact_force(ub, law)
-        fb = scale(mb, db)
-        if b == 0:
-            force = (fb[0].real, fb[1].real, fb[2].real)
-        for k in range(3):
-            basis_f[b, k] = fb[k].imag / COMPLEX_STEP
-            basis_x[b, k] = pb[k].imag / COMPLEX_STEP
-    # translations: the centre moves by g_j; the contact point moves by basis_x, p by g_j
+    cd = ((c[0], g[0][0], g[1][0], g[2][0], 0.0, 0.0),
+          (c[1], g[0][1], g[1][1], g[2][1], 0.0, 0.0),
+          (c[2], g[0][2], g[1][2], g[2][2], 0.0, 0.0))
+    nd = ((n[0], 0.0, 0.0, 0.0, t1[0], t2[0]),
+          (n[1], 0.0, 0.0, 0.0, t1[1], t2[1]),
+          (n[2], 0.0, 0.0, 0.0, t1[2], t2[2]))
+    ud, pd, dd = _contact_dual(cd, nd, r1, (const(c2[0]), const(c2[1]), const(c2[2])),
+                               (const(n2[0]), const(n2[1]), const(n2[2])), r2, blend)
+    pt = (pd[0][0], pd[1][0], pd[2][0])
+    if ud[0] <= 0.0:  # apart: no force, and the law's value and slope vanish
+        return (0.0, 0.0, 0.0), pt, False
+    fd = vscale(_contact_force_dual(ud, law), dd)
+    force = (fd[0][0], fd[1][0], fd[2][0])
+    # translations: the centre moves by g_j; the contact point moves by slot j, p by g_j
     for j in range(3):
         for k in range(3):
-            df[j, k] = basis_f[j, k]
-            da[j, k] = basis_x[j, k] - g[j][k]
-    # rotation phi_k: centre moves by h_k x (c - p), normal by h_k x n; p does not move
+            df[j, k] = fd[k][1 + j]
+            da[j, k] = pd[k][1 + j] - g[j][k]
+    # rotation phi_k: centre moves by h_k x (c - p), normal by h_k x n; p does not move. In
+    # the five basis motions that is w = (g . dc, t1 . dn, t2 . dn)
     arm = sub(c, p)
     for kk in range(3):
         dc = cross(h[kk], arm)
         dn = cross(h[kk], n)
-        w = (dot(g[0], dc), dot(g[1], dc), dot(g[2], dc), dot(t1, dn), dot(t2, dn))
+        w0, w1, w2 = dot(g[0], dc), dot(g[1], dc), dot(g[2], dc)
+        w3, w4 = dot(t1, dn), dot(t2, dn)
         for k in range(3):
-            sf = 0.0
-            sx = 0.0
-            for b in range(5):
-                sf += w[b] * basis_f[b, k]
-                sx += w[b] * basis_x[b, k]
-            df[3 + kk, k] = sf
-            da[3 + kk, k] = sx
+            fk = fd[k]
+            pk = pd[k]
+            df[3 + kk, k] = w0 * fk[1] + w1 * fk[2] + w2 * fk[3] + w3 * fk[4] + w4 * fk[5]
+            da[3 + kk, k] = w0 * pk[1] + w1 * pk[2] + w2 * pk[3] + w3 * pk[4] + w4 * pk[5]
     return force, pt, True
 
 
