@@ -2,8 +2,8 @@
 
 Solves ``residual(q, load) = 0`` for the six joint coordinates:
 
-* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; complex
-  step only inside the facet contact);
+* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; the facet
+  contact differentiated by dual numbers);
 * the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
   that millimetres and radians mix well; convergence means
   ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
@@ -62,11 +62,17 @@ class IterationRecord:
 
 
 @njit(cache=True)
-def _scaled(r):
-    out = np.empty(6)
+def _norm_phi(r):
+    """``(max_i |r_i| / scale_i, 0.5 sum_i (r_i / scale_i)^2)``; NaN when r has a NaN."""
+    norm = 0.0
+    phi = 0.0
     for k in range(6):
-        out[k] = r[k] / (FORCE_SCALE_N if k < 3 else MOMENT_SCALE_NMM)
-    return out
+        s = r[k] / (FORCE_SCALE_N if k < 3 else MOMENT_SCALE_NMM)
+        a = abs(s)
+        if a > norm or a != a:   # a NaN sticks: nothing compares greater than it
+            norm = a
+        phi += s * s
+    return norm, 0.5 * phi
 
 
 @njit(cache=True)
@@ -115,24 +121,31 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
     """
     q = q0.copy()
     r, J = _residual_jacobian(q, f, params)
-    rs = _scaled(r)
-    norm = np.max(np.abs(rs))
+    norm, phi0 = _norm_phi(r)
     damped = False
     prev_norm = 0.0          # no prediction before the first step
     for it in range(max_iterations):
-        if not np.isfinite(norm):
+        if not math.isfinite(norm):
             return q, NOT_FINITE, norm, it
         if norm <= tol:
             return q, CONVERGED, norm, it
         dq, ok = _solve6(J, -r)
         if not ok:  # singular Jacobian: a status, never an exception
             return q, SINGULAR_JACOBIAN, norm, it
-        if not np.all(np.isfinite(dq)):
-            return q, NOT_FINITE, norm, it
-        cap = max(np.max(np.abs(dq[:3])) / MAX_STEP_MM, np.max(np.abs(dq[3:])) / MAX_STEP_RAD)
+        big_mm = 0.0
+        big_rad = 0.0
+        for k in range(6):
+            a = abs(dq[k])
+            if not math.isfinite(a):
+                return q, NOT_FINITE, norm, it
+            if k < 3:
+                big_mm = max(big_mm, a)
+            else:
+                big_rad = max(big_rad, a)
+        cap = max(big_mm / MAX_STEP_MM, big_rad / MAX_STEP_RAD)
         if cap > 1.0:
-            dq = dq / cap
-        phi0 = 0.5 * np.sum(rs * rs)
+            for k in range(6):
+                dq[k] /= cap
         alpha = 1.0
         # a trial point gets the residual only, unless it is a full step after a full step
         # (then it is usually accepted, and residual and Jacobian come in one pass); the
@@ -148,14 +161,13 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
             r_try, J_try = _residual_jacobian(q_try, f, params)
             have_jacobian = True
         while True:
-            rs_try = _scaled(r_try)
-            phi = 0.5 * np.sum(rs_try * rs_try)
-            if np.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
+            norm_try, phi = _norm_phi(r_try)
+            if math.isfinite(phi) and phi <= (1.0 - 2.0 * ARMIJO_C * alpha) * phi0:
                 break
             # halve; but when the trial overshoots badly (typically into a facet, whose force
             # k2 u^2 makes phi grow like the fourth power of the step) shrink by
             # (phi0 / phi)^(1/4), the factor that would restore phi0 under that growth
-            if np.isfinite(phi) and phi > 16.0 * phi0:
+            if math.isfinite(phi) and phi > 16.0 * phi0:
                 alpha *= max(0.1, (phi0 / phi) ** 0.25)
             else:
                 alpha *= 0.5
@@ -163,23 +175,22 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
                 log[it, 0] = norm
                 log[it, 1] = 0.0
                 return q, LINE_SEARCH_FAILED, norm, it
-            q_try = q + alpha * dq
+            for k in range(6):
+                q_try[k] = q[k] + alpha * dq[k]
             r_try = _residual(q_try, f, params)
             have_jacobian = False
         if not have_jacobian:
-            rs_try = _scaled(r_try)
-            if np.max(np.abs(rs_try)) <= tol:     # converged: no Jacobian needed
+            if norm_try <= tol:     # converged: no Jacobian needed
                 log[it, 0] = norm
                 log[it, 1] = alpha
-                return q_try, CONVERGED, np.max(np.abs(rs_try)), it + 1
+                return q_try, CONVERGED, norm_try, it + 1
             r_try, J_try = _residual_jacobian(q_try, f, params)
-            rs_try = _scaled(r_try)
+            norm_try, phi = _norm_phi(r_try)
         damped = alpha < 1.0
         prev_norm = norm
         log[it, 0] = norm
         log[it, 1] = alpha
-        q, r, J, rs = q_try, r_try, J_try, rs_try
-        norm = np.max(np.abs(rs))
+        q, r, J, norm, phi0 = q_try, r_try, J_try, norm_try, phi
     return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm, max_iterations
 
 
@@ -231,7 +242,7 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
             if step < MIN_LOAD_STEP:
                 break
     if status != CONVERGED:
-        norm = np.max(np.abs(_scaled(_residual(q, f, params))))
+        norm = _norm_phi(_residual(q, f, params))[0]
     n_steps = 0
     for k in range(n_log):
         if log[k, 2] > 0.0:
