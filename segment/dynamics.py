@@ -87,14 +87,15 @@ from numba import njit
 from scipy.integrate import Radau, solve_ivp
 
 from segment._vec import cross, row, scale, sub
-from segment.disc import DOF_NAMES
+from segment.disc import DOF_NAMES, _add_disc_force
 from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.facet import ContactLaw, _contact, _contact_force, _facet_state
 from segment.io import BodyInertia, load_parameters
-from segment.kinematics import _add_moment, _add_point_force, _pose
+from segment.kinematics import _add_load, _add_point_force, _pose
 from segment.ligament import _ligament_state
 from segment.loads import Load
 from segment.model import Segment, _residual, _residual_jacobian
+from segment.tangent import _axes
 
 __all__ = [
     "GRAVITY_MM_S2",
@@ -185,11 +186,10 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
     v_el = 0.0
     v_fac = 0.0
     if elements:
-        for i in range(6):  # disc, eq. (1)
-            kk = k_pos[i] if q[i] >= 0.0 else k_neg[i]
-            Qc[0, i] -= kk * q[i]
+        _add_disc_force(Qc[0], q, k_pos, k_neg)  # disc, eq. (1), and its damping
+        for i in range(6):
             Qc[3, i] -= disc_b[i] * qd[i]
-            v_el += 0.5 * kk * q[i] * q[i]
+            v_el -= 0.5 * Qc[0, i].real * q[i]   # 1/2 k(q_i) q_i^2
         for i in range(lig_l0.shape[0]):
             a, length, strain, tension, _ = _ligament_state(i, p, R, lig_a, lig_c6, lig_l0,
                                                             lig_eps, lig_f)
@@ -233,16 +233,7 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
             _add_point_force(Qc[2], point, scale(f_el, direction), pr, R0, h1r, h2r, h3r)
             _add_point_force(Qc[3], point, scale(total - f_el, direction), pr, R0, h1r, h2r,
                              h3r)
-    # load: force through the C5 origin, moment fixed in the joint frame (as segment.model)
-    Qc[4, 0] += load[0]
-    Qc[4, 1] += load[1]
-    Qc[4, 2] += load[2]
-    m_c6 = (
-        r0[0, 0] * load[3] + r0[0, 1] * load[4] + r0[0, 2] * load[5] + 0j,
-        r0[1, 0] * load[3] + r0[1, 1] * load[4] + r0[1, 2] * load[5] + 0j,
-        r0[2, 0] * load[3] + r0[2, 1] * load[4] + r0[2, 2] * load[5] + 0j,
-    )
-    _add_moment(Qc[4], m_c6, h1r, h2r, h3r)
+    _add_load(Qc[4], load, r0, h1r, h2r, h3r)
     for r_ in range(5):
         for k in range(6):
             Q[r_, k] = Qc[r_, k].real
@@ -261,20 +252,14 @@ def _rigid_body(q, qd, r0, inertia):
     I_c (3, 3) of eq. (D1). ``inertia`` = (m [N s^2/mm], g_x [mm], Ixx, Iyy, Izz [N mm s^2])."""
     m = inertia[0]
     gx = inertia[1]
-    cx, sx = math.cos(q[3]), math.sin(q[3])
-    cy, sy = math.cos(q[4]), math.sin(q[4])
-    cz, sz = math.cos(q[5]), math.sin(q[5])
-    Rx = np.array([[1.0, 0.0, 0.0], [0.0, cx, -sx], [0.0, sx, cx]])
-    Ry = np.array([[cy, 0.0, sy], [0.0, 1.0, 0.0], [-sy, 0.0, cy]])
-    Rz = np.array([[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]])
+    Rt, _, _, ht = _axes(q, r0)          # R (row tuples) and the joint axes (segment.tangent)
     R0 = np.ascontiguousarray(r0)
-    R0Rx = R0 @ Rx
-    R0RxRy = R0Rx @ Ry
-    R = R0RxRy @ Rz
+    R = np.empty((3, 3))
     H = np.empty((3, 3))
-    H[:, 0] = R0[:, 0]
-    H[:, 1] = R0Rx[:, 1]
-    H[:, 2] = R0RxRy[:, 2]
+    for i in range(3):
+        for k in range(3):
+            R[i, k] = Rt[i][k]
+            H[i, k] = ht[k][i]            # column k is the axis h_k
     r = R[:, 0] * gx
     rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
     Jv = np.empty((3, 6))

@@ -118,6 +118,24 @@ def _add_moment(Q, m, h1, h2, h3):
     Q[5] += dot(h3, m)
 
 
+@njit(cache=True)
+def _add_load(Q, load, r0, h1, h2, h3):
+    """Add the generalized force of the external load (6,) to ``Q``.
+
+    The force acts through the C5 origin (``Q_t = F``); the moment is given in the joint frame
+    (the C6 frame turned by ``R0``) and stays fixed there as C5 moves.
+    """
+    Q[0] += load[0]
+    Q[1] += load[1]
+    Q[2] += load[2]
+    m_c6 = (
+        r0[0, 0] * load[3] + r0[0, 1] * load[4] + r0[0, 2] * load[5] + 0j,
+        r0[1, 0] * load[3] + r0[1, 1] * load[4] + r0[1, 2] * load[5] + 0j,
+        r0[2, 0] * load[3] + r0[2, 1] * load[4] + r0[2, 2] * load[5] + 0j,
+    )
+    _add_moment(Q, m_c6, h1, h2, h3)
+
+
 # ---------------------------------------------------------------- public numpy layer
 def rotation_x(angle_rad: float) -> np.ndarray:
     """Rotation matrix about x [rad] -> (3, 3)."""

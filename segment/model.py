@@ -32,7 +32,7 @@ from numba import njit
 from segment.disc import DiscStiffness, _add_disc_force
 from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
 from segment.io import BodyInertia
-from segment.kinematics import ReferencePose, _add_moment, _add_point_force, _pose
+from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
 from segment.tangent import COMPLEX_STEP, _residual_tangent
@@ -56,16 +56,7 @@ def _generalized_force(q, load, params):
         st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
                           law)
         _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
-    # load: force through the C5 origin (Q_t = F), moment fixed in the joint frame
-    Q[0] += load[0]
-    Q[1] += load[1]
-    Q[2] += load[2]
-    m_c6 = (
-        r0[0, 0] * load[3] + r0[0, 1] * load[4] + r0[0, 2] * load[5] + 0j,
-        r0[1, 0] * load[3] + r0[1, 1] * load[4] + r0[1, 2] * load[5] + 0j,
-        r0[2, 0] * load[3] + r0[2, 1] * load[4] + r0[2, 2] * load[5] + 0j,
-    )
-    _add_moment(Q, m_c6, h1, h2, h3)
+    _add_load(Q, load, r0, h1, h2, h3)
     return Q
 
 
