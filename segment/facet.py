@@ -222,7 +222,10 @@ class ContactLaw:
 
 @njit(cache=True)
 def _contact_force(u, law):
-    """Contact law value (complex, analytic in u) and slope (real)."""
+    """Contact law value (complex, analytic in u) and slope (real).
+
+    Mirrored in dual numbers by :func:`segment.facet_dual._contact_force_dual`.
+    """
     k2, ut, k1 = law[0], law[1], law[2]
     x = u.real
     if x <= 0.0:
@@ -239,6 +242,10 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     All vector arguments are complex 3-tuples; radii and blend are reals. Returns
     ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` may be negative
     (a gap) and ``regime``/``case`` are integer codes.
+
+    :func:`segment.facet_dual._contact_dual` is this function line for line in dual numbers
+    (the solver's tangent): a change here must be made there too; ``tests/test_facet_dual.py``
+    fails until both agree.
     """
     z3 = (0j, 0j, 0j)
     c = sub(c2, c1)
