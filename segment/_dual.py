@@ -21,8 +21,6 @@ from numba import njit
 __all__ = ["const", "dadd", "dexp", "dinv", "dmul", "dscale", "dshift", "dsqrt", "dsub",
            "vadd", "vcross", "vdot", "vrscale", "vscale", "vsub"]
 
-N_DIRECTIONS = 5
-
 
 @njit(cache=True)
 def const(x):
@@ -68,8 +66,8 @@ def dinv(a):
 
 @njit(cache=True)
 def dsqrt(a):
-    """Square root. At 0, where the root has no derivative, the derivatives are set to 0 (the
-    callers take roots of squared lengths, whose derivatives vanish there too)."""
+    """Square root. At 0, where the root has no derivative (the root of a squared length has a
+    kink there), the derivatives are set to 0."""
     s = math.sqrt(a[0])
     k = 0.5 / s if s > 0.0 else 0.0
     return (s, k * a[1], k * a[2], k * a[3], k * a[4], k * a[5])

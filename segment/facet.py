@@ -31,7 +31,10 @@ What we compute (decisions where the papers leave room)
    measured along n1, so cases 1 and 2 measure the same thing. It is affine in ``y``:
    ``u(y) = c . n2 + sin(alpha) * (w . y)`` with ``w = -dn/|dn|`` (origin at C1). At the rim
    point of case 1 this is the paper's depth ``c . n2 + r1 sin(alpha)`` (the paper's d with the
-   opposite sign: we report penetration >= 0, 0 when apart).
+   opposite sign: we report penetration >= 0, 0 when apart). The kernel evaluates it as
+   ``u(y) = c . n2 - cos(alpha/2) * (dn . y)``, the same for unit normals
+   (``|n1 x n2| = sin(alpha)``, ``|dn| = 2 sin(alpha/2)``) but free of the norms, so that its
+   derivative is right also at exactly parallel faces, where ``w`` is undefined.
 3. *Steep contact point P* = the deepest point of the overlap of the two unfolded circles (the
    "lens"). It is the rim point ``r1 w`` of disc 1 when that lies within disc 2 and the rim
    point of disc 2 does not lie within disc 1 (case 1, edge of disc 1 on the face of disc 2;
@@ -321,7 +324,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     # blending between M and P (item 6)
     weight = 1.0 - cmath.exp(-blend * sin_a)
     V = add(M, scale(weight, sub(P, M)))
-    u = u0 + sin_a * dot(w, V)
+    u = u0 - cos_h * dot(dn, V)   # = u0 + sin_a (w . V) for unit normals (item 2)
     # fold V back onto face 1, then go half the penetration along m (item 7)
     vw = dot(V, w)
     v_mid = sub(V, scale((1.0 - cos_h) * vw, w))

@@ -10,10 +10,17 @@ largest cost.
 
 ``_contact`` stays the reference: ``tests/test_facet_dual.py`` holds the two to each other
 (values and all five derivatives) over random discs in every regime, and
-``tests/test_tangent.py`` holds the segment's tangent to the complex-step Jacobian. The only
-intended difference: where a root of a squared length is taken at exactly zero (parallel faces,
-coincident unfolded centres) the derivative is set to 0, as the complex step gives for an
-unperturbed zero.
+``tests/test_tangent.py`` holds the segment's tangent to the complex-step Jacobian.
+
+*Exactly parallel faces* (``n1 = -n2`` to the last bit) are the one place where the two
+differ. The complex kernel tests ``|n1 + n2|`` by its modulus, so a complex perturbation of a
+normal takes it into the tilted branch, while the dual numbers take the parallel branch (the
+value decides). The penetration and the force direction have the same derivatives either way
+(the penetration is written without norms, item 2 of :mod:`segment.facet`). The contact point
+does not: the blend weight ``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` has a
+kink at parallel faces, and the dual numbers give the derivative of the parallel branch (the
+point moves with M), the complex step the one-sided derivative along its perturbation. Where
+a root of a squared length is taken at exactly zero, the derivative is set to 0.
 """
 
 from __future__ import annotations
@@ -22,13 +29,13 @@ from numba import njit
 
 from segment._dual import (
     const,
-    dadd,
     dexp,
     dinv,
     dmul,
     dscale,
     dshift,
     dsqrt,
+    dsub,
     vadd,
     vcross,
     vdot,
@@ -122,7 +129,7 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend):
     # blending between M and P (item 6): weight = 1 - exp(-C sin alpha)
     weight = dshift(dscale(-1.0, dexp(dscale(-blend, sin_a))), 1.0)
     V = vadd(M, vscale(weight, vsub(P, M)))
-    u = dadd(u0, dmul(sin_a, vdot(w, V)))
+    u = dsub(u0, dmul(cos_h, vdot(dn, V)))   # = u0 + sin_a (w . V) (item 2)
     # fold V back onto face 1, then go half the penetration along m (item 7)
     vw = vdot(V, w)
     v_mid = vsub(V, vscale(dmul(dshift(dscale(-1.0, cos_h), 1.0), vw), w))

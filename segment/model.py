@@ -35,9 +35,12 @@ from segment.io import BodyInertia
 from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
-from segment.tangent import COMPLEX_STEP, _residual_tangent
+from segment.tangent import _residual_tangent
 
 __all__ = ["FacetState", "LigamentState", "Segment", "SegmentState"]
+
+COMPLEX_STEP = 1e-20
+"""Imaginary step of the complex-step reference Jacobian (exact to rounding for any tiny h)."""
 
 
 # ---------------------------------------------------------------- kernels

@@ -28,10 +28,11 @@ This is the fast path of the Newton solver. It computes the same residual as
   vanish there). The residual alone evaluates the complex kernel of :mod:`segment.facet`
   with zero imaginary parts.
 
-Branches are chosen exactly as in the complex kernel (on real parts), so both kernels agree
-to rounding; ``tests/test_tangent.py`` checks that against the complex-step Jacobian of the
-whole segment, and ``tests/test_model.py`` against central differences in every contact
-regime.
+Branches are chosen as in the complex kernel (on the values), so both kernels agree to
+rounding (the one exception, exactly parallel facet faces, is described in
+:mod:`segment.facet_dual`). ``tests/test_tangent.py`` checks that against the complex-step
+Jacobian of the whole segment, and ``tests/test_model.py`` against central differences in
+every contact regime.
 """
 
 from __future__ import annotations
@@ -48,8 +49,6 @@ from segment.facet_dual import _contact_dual, _contact_force_dual
 from segment.ligament import _trilinear
 
 __all__: list[str] = []
-
-COMPLEX_STEP = 1e-20
 
 
 @njit(cache=True)
