@@ -174,7 +174,7 @@ def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done)
     status = np.empty(n, dtype=np.int64)
     norm = np.empty(n)
     iters = np.empty(n, dtype=np.int64)
-    params = model._params
+    params = model._packed
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
         _solve_batch(params, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl], norm[sl],

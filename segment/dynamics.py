@@ -252,7 +252,9 @@ def _rigid_body(q, qd, r0, inertia):
     I_c (3, 3) of eq. (D1). ``inertia`` = (m [N s^2/mm], g_x [mm], Ixx, Iyy, Izz [N mm s^2])."""
     m = inertia[0]
     gx = inertia[1]
-    Rt, _, _, ht = _axes(q, r0)          # R (row tuples) and the joint axes (segment.tangent)
+    R0t = ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
+           (r0[2, 0], r0[2, 1], r0[2, 2]))
+    Rt, _, ht = _axes(q, R0t)            # R (row tuples) and the joint axes (segment.tangent)
     R0 = np.ascontiguousarray(r0)
     R = np.empty((3, 3))
     H = np.empty((3, 3))
@@ -306,15 +308,16 @@ def _rhs(y, load, params, disc_b, lig_b, fac_b, inertia, grav, elements, energy)
 
 
 @njit(cache=True)
-def _jac(y, load, params, disc_b, lig_b, fac_b, inertia, elements, energy):
-    """Approximate Jacobian [[0, 1], [M^-1 K, M^-1 C]] of :func:`_rhs` (see module doc)."""
+def _jac(y, load, params, packed, disc_b, lig_b, fac_b, inertia, elements, energy):
+    """Approximate Jacobian [[0, 1], [M^-1 K, M^-1 C]] of :func:`_rhs` (see module doc);
+    ``packed`` is ``Segment._packed`` (for K), ``params`` ``Segment._params``."""
     q = y[:6].copy()
     qd = y[6:12].copy()
     ny = y.shape[0]
     n = params[6].shape[0]
     mfac = params[11].shape[0]
     if elements:
-        _, K = _residual_jacobian(q, load, params)
+        _, K = _residual_jacobian(q, load, packed)
     else:
         K = np.zeros((6, 6))
     C = np.zeros((6, 6))
@@ -518,6 +521,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     load_fn, _ = _load_function(load, ramp)
     q0, qd0 = _initial(q0, qd0)
     params = model._params
+    packed = model._packed
     disc_b, lig_b, fac_b = _damping_arrays(model, damping)
     iner = _inertia_array(inertia, model)
     grav = GRAVITY_MM_S2 if gravity else 0.0
@@ -532,7 +536,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         return _rhs(y, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements, True)
 
     def jac(t, y):
-        return _jac(y, load_fn(t), params, disc_b, lig_b, fac_b, iner, elements, True)
+        return _jac(y, load_fn(t), params, packed, disc_b, lig_b, fac_b, iner, elements, True)
 
     t_eval = np.linspace(0.0, float(t_end), int(n_output))
     kwargs = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
@@ -677,6 +681,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         raise ValueError(f"tol must be > 0, got {tol!r}")
     q0, _ = _initial(q0, None)
     params = model._params
+    packed = model._packed
     f = load.as_array()
     disc_b, lig_b, fac_b = _damping_arrays(model, True)
     iner = _inertia_array(inertia, model)
@@ -686,7 +691,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         return _rhs(y, f, params, disc_b, lig_b, fac_b, iner, 0.0, True, False)
 
     def jac(t, y):
-        return _jac(y, f, params, disc_b, lig_b, fac_b, iner, True, False)
+        return _jac(y, f, params, packed, disc_b, lig_b, fac_b, iner, True, False)
 
     solver = Radau(fun, 0.0, np.concatenate([q0, np.zeros(6)]), float(t_max), jac=jac,
                    rtol=rtol, atol=atol, first_step=first_step)
@@ -704,7 +709,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         y = solver.y
         damp = float(np.max(np.abs(y[6:12] * vel_scale)))
         if damp <= tol:
-            res = float(np.max(np.abs(_residual(y[:6], f, params) / _SCALE)))
+            res = float(np.max(np.abs(_residual(y[:6], f, packed) / _SCALE)))
             if res <= tol:
                 converged = True
                 solver.status = "finished"
@@ -713,7 +718,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
             wall = time.perf_counter()
             log.info("relax %s: t = %.4g s, %d steps", load.name, solver.t, steps)
     y = solver.y
-    res = float(np.max(np.abs(_residual(y[:6], f, params) / _SCALE)))
+    res = float(np.max(np.abs(_residual(y[:6], f, packed) / _SCALE)))
     damp = float(np.max(np.abs(y[6:12] * vel_scale)))
     if converged:
         message = f"settled at t = {solver.t:.4g} s after {steps} steps"

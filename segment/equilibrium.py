@@ -113,14 +113,14 @@ def _solve6(J, b):
 
 
 @njit(cache=True)
-def _newton_kernel(params, f, q0, tol, max_iterations, log):
+def _newton_kernel(packed, f, q0, tol, max_iterations, log):
     """Newton with capped steps and Armijo backtracking at one load vector ``f``.
 
     Writes (scaled residual norm before the step, step length) per iteration into ``log``
     (shape (max_iterations, 2)) and returns ``(q, status, residual norm, iterations)``.
     """
     q = q0.copy()
-    r, J = _residual_jacobian(q, f, params)
+    r, J = _residual_jacobian(q, f, packed)
     norm, phi0 = _norm_phi(r)
     damped = False
     prev_norm = 0.0          # no prediction before the first step
@@ -154,11 +154,11 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
         # its Jacobian is never needed.
         q_try = q + dq
         if damped or norm * norm <= tol * prev_norm:
-            r_try = _residual(q_try, f, params)
+            r_try = _residual(q_try, f, packed)
             J_try = J
             have_jacobian = False
         else:
-            r_try, J_try = _residual_jacobian(q_try, f, params)
+            r_try, J_try = _residual_jacobian(q_try, f, packed)
             have_jacobian = True
         while True:
             norm_try, phi = _norm_phi(r_try)
@@ -177,14 +177,14 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
                 return q, LINE_SEARCH_FAILED, norm, it
             for k in range(6):
                 q_try[k] = q[k] + alpha * dq[k]
-            r_try = _residual(q_try, f, params)
+            r_try = _residual(q_try, f, packed)
             have_jacobian = False
         if not have_jacobian:
             if norm_try <= tol:     # converged: no Jacobian needed
                 log[it, 0] = norm
                 log[it, 1] = alpha
                 return q_try, CONVERGED, norm_try, it + 1
-            r_try, J_try = _residual_jacobian(q_try, f, params)
+            r_try, J_try = _residual_jacobian(q_try, f, packed)
             norm_try, phi = _norm_phi(r_try)
         damped = alpha < 1.0
         prev_norm = norm
@@ -195,7 +195,7 @@ def _newton_kernel(params, f, q0, tol, max_iterations, log):
 
 
 @njit(cache=True)
-def _solve_kernel(params, f, q0, tol, max_iterations, log):
+def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     """Newton at the full load from ``q0``; if that fails, automatic load stepping from ``q0``.
 
     ``log`` has shape (5 * max_iterations, 3); row k holds (load fraction, scaled residual norm
@@ -206,7 +206,7 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
     """
     sub = np.zeros((max_iterations, 2))
     n_log = 0
-    q, status, norm, n = _newton_kernel(params, f, q0, tol, max_iterations, sub)
+    q, status, norm, n = _newton_kernel(packed, f, q0, tol, max_iterations, sub)
     for k in range(n):
         log[n_log, 0] = 1.0
         log[n_log, 1] = sub[k, 0]
@@ -221,7 +221,7 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
     status = LOAD_STEPPING_FAILED
     while n_log < 4 * max_iterations:
         target = min(1.0, fraction + step)
-        q_try, st, norm_try, n = _newton_kernel(params, f * target, q, tol, max_iterations,
+        q_try, st, norm_try, n = _newton_kernel(packed, f * target, q, tol, max_iterations,
                                                 sub)
         for k in range(n):
             log[n_log, 0] = target
@@ -242,7 +242,7 @@ def _solve_kernel(params, f, q0, tol, max_iterations, log):
             if step < MIN_LOAD_STEP:
                 break
     if status != CONVERGED:
-        norm = _norm_phi(_residual(q, f, params))[0]
+        norm = _norm_phi(_residual(q, f, packed))[0]
     n_steps = 0
     for k in range(n_log):
         if log[k, 2] > 0.0:
@@ -421,7 +421,7 @@ def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded) -> Equilibr
             raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
     log = np.empty((5 * max_iterations, 3))
     q, status, norm, n_log, n_steps, load_steps = _solve_kernel(
-        model._params, load._vector, q, tol, max_iterations, log)
+        model._packed, load._vector, q, tol, max_iterations, log)
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
         q=q, converged=status == CONVERGED, status=int(status), iterations=n_steps,

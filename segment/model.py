@@ -35,7 +35,7 @@ from segment.io import BodyInertia
 from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
-from segment.tangent import _residual_tangent
+from segment.tangent import _residual_tangent, pack
 
 __all__ = ["FacetState", "LigamentState", "Segment", "SegmentState"]
 
@@ -64,15 +64,17 @@ def _generalized_force(q, load, params):
 
 
 @njit(cache=True)
-def _residual(q, load, params):
-    """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.tangent`)."""
-    return _residual_tangent(q, load, params, False)[0]
+def _residual(q, load, packed):
+    """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.tangent`;
+    ``packed`` = ``Segment._packed``)."""
+    return _residual_tangent(q, load, packed, False)[0]
 
 
 @njit(cache=True)
-def _residual_jacobian(q, load, params):
-    """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.tangent`)."""
-    return _residual_tangent(q, load, params, True)
+def _residual_jacobian(q, load, packed):
+    """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.tangent`; ``packed`` =
+    ``Segment._packed``)."""
+    return _residual_tangent(q, load, packed, True)
 
 
 @njit(cache=True)
@@ -269,6 +271,11 @@ class Segment:
             np.ascontiguousarray(self.contact_law.as_array()),
         )
 
+    @functools.cached_property
+    def _packed(self):
+        """The three arrays of :func:`segment.tangent.pack`: the solvers' layout."""
+        return pack(self._params)
+
     @staticmethod
     def _check(q, load) -> tuple[np.ndarray, np.ndarray]:
         q = np.array(q, dtype=float)
@@ -283,16 +290,16 @@ class Segment:
     def residual(self, q, load: Load) -> np.ndarray:
         """Sum of generalized forces (6,) [N, N mm] at ``q`` under ``load``; 0 at equilibrium."""
         q, f = self._check(q, load)
-        return _residual(q, f, self._params)
+        return _residual(q, f, self._packed)
 
     def jacobian(self, q, load: Load) -> np.ndarray:
         """d residual / d q, shape (6, 6) [N/mm, N/rad, N mm/mm, N mm/rad]."""
         return self.residual_and_jacobian(q, load)[1]
 
     def residual_and_jacobian(self, q, load: Load) -> tuple[np.ndarray, np.ndarray]:
-        """Both at once (one pass of six complex evaluations)."""
+        """Both at once (one pass of the exact tangent, :mod:`segment.tangent`)."""
         q, f = self._check(q, load)
-        return _residual_jacobian(q, f, self._params)
+        return _residual_jacobian(q, f, self._packed)
 
     def state(self, q) -> SegmentState:
         """Every element's forces at ``q``."""

@@ -51,14 +51,48 @@ from segment.ligament import _trilinear
 __all__: list[str] = []
 
 
+# ---------------------------------------------------------------- packed parameters
+# The fast path takes the model as three arrays instead of the 17 of ``Segment._params``:
+# passing and unpacking a tuple of 17 arrays (reference counting of each) cost ~0.6 us per
+# kernel call, half of a residual evaluation (benchmarks/bench_kernels.py: residual 1.3 ->
+# 0.67 us, residual and Jacobian 1.8 -> 1.1 us). Column offsets:
+G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (27,): R0 row-major
+L_A, L_B, L_L0, L_EPS, L_F = 0, 3, 6, 7, 10                # lig (n, 13): one row per ligament
+F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 15)
+
+
+def pack(params):
+    """``Segment._params`` (17 arrays) -> the packed ``(glob, lig, fac)`` of this module.
+
+    ``lig`` rows: C5 insertion (C5 frame), C6 insertion (C6 frame), l0, the three strains
+    and the three forces of the trilinear law; ``fac`` rows: C5 facet centre and normal (C5
+    frame) and radius, C6 facet centre and normal (C6 frame) and radius, blend constant C.
+    """
+    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+    glob = np.concatenate([s0, np.asarray(r0).ravel(), k_pos, k_neg, law])
+    lig = np.column_stack([lig_a, lig_b, lig_l0, lig_eps, lig_f]).reshape(-1, 13)
+    fac = np.column_stack([fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
+                           fac_blend]).reshape(-1, 15)
+    return (np.ascontiguousarray(glob, dtype=float), np.ascontiguousarray(lig, dtype=float),
+            np.ascontiguousarray(fac, dtype=float))
+
+
 @njit(cache=True)
-def _axes(q, r0):
-    """``R`` (C5 -> C6, row tuples), ``R0`` (row tuples) and the joint axes h1, h2, h3."""
+def _rows3(a, i, k):
+    """``(a[i, k], a[i, k + 1], a[i, k + 2])``."""
+    return (a[i, k], a[i, k + 1], a[i, k + 2])
+
+
+@njit(cache=True)
+def _axes(q, R0):
+    """``R`` (C5 -> C6), the columns ``g`` of R0 and the joint axes ``h`` = (h1, h2, h3).
+
+    ``R0`` is the reference rotation as a tuple of row tuples; R is returned the same way.
+    """
     cx, sx = math.cos(q[3]), math.sin(q[3])
     cy, sy = math.cos(q[4]), math.sin(q[4])
     cz, sz = math.cos(q[5]), math.sin(q[5])
-    R0 = ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
-          (r0[2, 0], r0[2, 1], r0[2, 2]))
     # columns of R0 Rx: (R0 ex, R0 (0, cx, sx), R0 (0, -sx, cx))
     g0 = (R0[0][0], R0[1][0], R0[2][0])
     g1 = (R0[0][1], R0[1][1], R0[2][1])
@@ -72,7 +106,7 @@ def _axes(q, r0):
     c0 = add(scale(cz, b0), scale(sz, a1))
     c1 = sub(scale(cz, a1), scale(sz, b0))
     R = ((c0[0], c1[0], b2[0]), (c0[1], c1[1], b2[1]), (c0[2], c1[2], b2[2]))
-    return R, R0, (g0, g1, g2), (g0, a1, b2)
+    return R, (g0, g1, g2), (g0, a1, b2)
 
 
 @njit(cache=True)
@@ -160,31 +194,38 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
 
 
 @njit(cache=True)
-def _residual_tangent(q, load, params, with_jacobian):
-    """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``."""
-    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+def _residual_tangent(q, load, packed, with_jacobian):
+    """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``.
+
+    ``packed`` is the ``(glob, lig, fac)`` of :func:`pack`.
+    """
+    glob, lig, fac = packed
     r = np.zeros(6)
     J = np.zeros((6, 6))
-    R, R0, g, h = _axes(q, r0)
-    p = add((s0[0], s0[1], s0[2]), mat_vec(R0, (q[0], q[1], q[2])))
+    R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
+          (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
+          (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
+    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2])
+    R, g, h = _axes(q, R0)
+    p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
     # disc, eq. (1): Q_i = -k_i(q_i) q_i
     for i in range(6):
-        k = k_pos[i] if q[i] >= 0.0 else k_neg[i]
+        k = glob[G_K_POS + i] if q[i] >= 0.0 else glob[G_K_NEG + i]
         r[i] -= k * q[i]
         J[i, i] -= k
     df = np.zeros((6, 3))
     da = np.zeros((6, 3))
     # ligaments: tension-only trilinear law along the insertion line
-    for i in range(lig_l0.shape[0]):
-        arm = mat_vec(R, (lig_a[i, 0], lig_a[i, 1], lig_a[i, 2]))
+    for i in range(lig.shape[0]):
+        arm = mat_vec(R, _rows3(lig, i, L_A))
         x = add(p, arm)
-        d = sub((lig_b[i, 0], lig_b[i, 1], lig_b[i, 2]), x)
+        d = sub(_rows3(lig, i, L_B), x)
         length = math.sqrt(dot(d, d))
         if not length > 0.0:
             continue   # coincident insertions: eps = -1, slack (as in ligament._ligament_state)
-        strain = (length - lig_l0[i]) / lig_l0[i]
-        tension_c, slope = _trilinear(strain + 0j, lig_eps[i], lig_f[i])
+        l0 = lig[i, L_L0]
+        strain = (length - l0) / l0
+        tension_c, slope = _trilinear(strain + 0j, _rows3(lig, i, L_EPS), _rows3(lig, i, L_F))
         tension = tension_c.real
         if tension == 0.0 and slope == 0.0:
             continue   # slack
@@ -192,7 +233,7 @@ def _residual_tangent(q, load, params, with_jacobian):
         f = scale(tension, u)
         if with_jacobian:
             _material_motion(arm, g, h, da)
-            kl = slope / lig_l0[i]          # dT/dl
+            kl = slope / l0                 # dT/dl
             kt = tension / length
             for j in range(6):
                 dx = (da[j, 0], da[j, 1], da[j, 2])
@@ -210,22 +251,23 @@ def _residual_tangent(q, load, params, with_jacobian):
                 r[k] += dot(g[k], f)
                 r[3 + k] += dot(h[k], m)
     # facets: regularized cylinder end-face contact
-    for i in range(fac_r1.shape[0]):
-        c = add(p, mat_vec(R, (fac_c1[i, 0], fac_c1[i, 1], fac_c1[i, 2])))
-        n = mat_vec(R, (fac_n1[i, 0], fac_n1[i, 1], fac_n1[i, 2]))
-        c2 = (fac_c2[i, 0], fac_c2[i, 1], fac_c2[i, 2])
-        n2 = (fac_n2[i, 0], fac_n2[i, 1], fac_n2[i, 2])
+    for i in range(fac.shape[0]):
+        c = add(p, mat_vec(R, _rows3(fac, i, F_C1)))
+        n = mat_vec(R, _rows3(fac, i, F_N1))
+        c2 = _rows3(fac, i, F_C2)
+        n2 = _rows3(fac, i, F_N2)
+        r1, r2, blend = fac[i, F_R1], fac[i, F_R2], fac[i, F_BLEND]
         if with_jacobian:
-            f, pt, touching = _facet_jacobian_terms(c, n, fac_r1[i], c2, n2, fac_r2[i],
-                                                    fac_blend[i], law, p, g, h, df, da)
+            f, pt, touching = _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g,
+                                                    h, df, da)
             if touching:
                 _add_point_force_jacobian(r, J, f, sub(pt, p), df, da, g, h)
         else:
             zc = 0j
             u, point, direction, _, _, _, _ = _contact(
                 (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
-                fac_r1[i], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
-                (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac_r2[i], fac_blend[i])
+                r1, (c2[0] + zc, c2[1] + zc, c2[2] + zc),
+                (n2[0] + zc, n2[1] + zc, n2[2] + zc), r2, blend)
             if u.real > 0.0:
                 mag, _ = _contact_force(u, law)
                 f = (mag.real * direction[0].real, mag.real * direction[1].real,

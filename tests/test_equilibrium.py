@@ -120,12 +120,12 @@ def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
         _newton_kernel,
         _solve_kernel,
     )
+    from segment.tangent import G_K_NEG, G_K_POS
 
-    params = list(disc_only._params)
-    params[2] = params[2].copy()
-    params[3] = params[3].copy()
-    params[2][0] = params[3][0] = 0.0          # k_x+ = k_x- = 0: dR/dx = 0
-    params = tuple(params)
+    glob, lig, fac = disc_only._packed
+    glob = glob.copy()
+    glob[G_K_POS] = glob[G_K_NEG] = 0.0        # k_x+ = k_x- = 0: dR/dx = 0
+    params = (glob, lig, fac)
     f = segment.LOAD_CASES["AS"].as_array()
     q, status, norm, _ = _newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
     assert status == SINGULAR_JACOBIAN and STATUS_TEXT[status] == "singular Jacobian"
