@@ -199,9 +199,9 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
     q0 : "predict", "reference" or array_like, shape (6,) or (N, 6)
         Starting points. ``"predict"`` (default): the linear predictor
         ``q_u - K_u^-1 f`` from each model's unloaded equilibrium ``q_u`` with its stiffness
-        ``K_u`` (about 3x faster than starting at the reference pose for random loads, and the
-        same equilibria: 3e-11 mm / rad apart in the benchmark). ``"reference"``: q = 0, the
-        start of :func:`segment.solve`.
+        ``K_u`` (1.3-1.7x faster than starting at the reference pose for random loads in
+        ``benchmarks/bench_batch.py``, and the same equilibria: 1e-11 mm / rad apart there).
+        ``"reference"``: q = 0, the start of :func:`segment.solve`.
     tol, max_iterations
         As :func:`segment.solve`.
     n_models : int, optional
