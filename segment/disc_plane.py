@@ -57,7 +57,9 @@ class RestingDisc:
     contact_force : float
         Contact force magnitude [N].
     relative_indentation : float
-        r / r0: distance of the virtual contact point from the disc centre, over the radius.
+        r / r0 = 1 - exp(-C sin alpha): distance of the virtual contact point from the flat
+        contact point M (here the disc centre) over the radius (cylinder paper, section 1.3;
+        the quantity :func:`segment.dynamics.disc_plane_drop` reports).
     converged : bool
     message : str
     """
@@ -113,10 +115,9 @@ def rest_on_plane(offset: float, *, load: float = 10.0, radius: float = 5.0,
     start : (height, tilt), optional
         Starting point for the solver (default: from the closed form (*)).
     """
-    if not 0.0 <= offset < radius:
-        raise ValueError(f"offset must satisfy 0 <= e < radius = {radius}, got {offset}")
-    if not (load > 0 and radius > 0 and blend > 0):
-        raise ValueError(f"load, radius and blend must be > 0, got {load}, {radius}, {blend}")
+    _check_disc(offset, radius, blend)
+    if not (np.isfinite(load) and load > 0):
+        raise ValueError(f"load must be a finite number > 0 [N], got {load!r}")
     law = law or ContactLaw(2000.0, 0.3, 1200.0)
     plane = Disc([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], PLANE_RADIUS_MM)
     u_flat = np.sqrt(load / law.k_quadratic) if load <= law.force_at_transition else (
@@ -129,17 +130,26 @@ def rest_on_plane(offset: float, *, load: float = 10.0, radius: float = 5.0,
                tol=SOLVER_TOL)
     residual, c = _balance(sol.x, **kw)
     height, tilt = sol.x
-    centre = np.array([0.0, 0.0, height])
-    in_plane = (c.point - centre) - ((c.point - centre) @ c.direction) * c.direction
     converged = bool(sol.success and np.max(np.abs(residual)) < 1e-9)
     return RestingDisc(offset=offset, height=float(height), tilt=float(tilt),
                        penetration=c.penetration, contact_force=law(c.penetration)[0],
-                       relative_indentation=float(np.linalg.norm(in_plane) / radius),
+                       relative_indentation=c.blend_weight,
                        converged=converged,
                        message="converged" if converged else f"not converged: {sol.message}")
 
 
+def _check_disc(offset, radius, blend) -> None:
+    """Plain errors for the disc's radius [mm], load offset [mm] and blending constant C."""
+    if not (np.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a finite number > 0 [mm], got {radius!r}")
+    if not (np.isfinite(offset) and 0.0 <= offset < radius):
+        raise ValueError(f"offset must satisfy 0 <= e < radius = {radius} [mm], got {offset!r}")
+    if not (np.isfinite(blend) and blend > 0):
+        raise ValueError(f"blend constant C must be a finite number > 0, got {blend!r}")
+
+
 def tilt_closed_form(offset: float, *, radius: float, blend: float) -> float:
     """Tilt [rad] from (*): sin(alpha) = -ln(1 - e / r0) / C (clipped to 1)."""
+    _check_disc(offset, radius, blend)
     s = -np.log1p(-offset / radius) / blend
     return float(np.arcsin(min(s, 1.0)))

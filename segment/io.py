@@ -43,6 +43,20 @@ class BodyInertia:
     inertia: np.ndarray
     cog_x: float
 
+    def __post_init__(self):
+        if not (np.isfinite(self.mass) and self.mass > 0):
+            raise ValueError(f"{self.body}: mass must be a finite number > 0 [kg], "
+                             f"got {self.mass!r}")
+        inertia = np.array(self.inertia, dtype=float)
+        if inertia.shape != (3,) or not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
+            raise ValueError(f"{self.body}: inertia must be 3 finite numbers > 0 [kg mm^2], "
+                             f"got {self.inertia!r}")
+        if not np.isfinite(self.cog_x):
+            raise ValueError(f"{self.body}: cog_x must be a finite number [mm], "
+                             f"got {self.cog_x!r}")
+        inertia.setflags(write=False)
+        object.__setattr__(self, "inertia", inertia)
+
 
 @dataclass(frozen=True, eq=False)
 class ModelParameters:

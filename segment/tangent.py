@@ -59,6 +59,7 @@ __all__: list[str] = []
 G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (27,): R0 row-major
 L_A, L_B, L_L0, L_EPS, L_F = 0, 3, 6, 7, 10                # lig (n, 13): one row per ligament
 F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 15)
+L_WIDTH, F_WIDTH = L_F + 3, F_BLEND + 1
 
 
 def pack(params):
@@ -71,9 +72,9 @@ def pack(params):
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
      fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
     glob = np.concatenate([s0, np.asarray(r0).ravel(), k_pos, k_neg, law])
-    lig = np.column_stack([lig_a, lig_b, lig_l0, lig_eps, lig_f]).reshape(-1, 13)
+    lig = np.column_stack([lig_a, lig_b, lig_l0, lig_eps, lig_f]).reshape(-1, L_WIDTH)
     fac = np.column_stack([fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
-                           fac_blend]).reshape(-1, 15)
+                           fac_blend]).reshape(-1, F_WIDTH)
     return (np.ascontiguousarray(glob, dtype=float), np.ascontiguousarray(lig, dtype=float),
             np.ascontiguousarray(fac, dtype=float))
 

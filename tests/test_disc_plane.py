@@ -40,5 +40,20 @@ def test_settling_is_monotonic_as_the_offset_shrinks():
 def test_bad_input():
     with pytest.raises(ValueError, match="offset must satisfy"):
         rest_on_plane(5.0)
-    with pytest.raises(ValueError, match="must be > 0"):
+    with pytest.raises(ValueError, match="blend constant C must be a finite number > 0"):
         rest_on_plane(1.0, blend=0.0)
+    with pytest.raises(ValueError, match="radius must be a finite number > 0"):
+        rest_on_plane(1.0, radius=float("nan"))
+    with pytest.raises(ValueError, match="load must be a finite number > 0"):
+        rest_on_plane(1.0, load=float("inf"))
+    with pytest.raises(ValueError, match="offset must satisfy"):
+        tilt_closed_form(6.0, radius=5.0, blend=16.7)     # was NaN
+    with pytest.raises(ValueError, match="blend constant C"):
+        tilt_closed_form(1.0, radius=5.0, blend=0.0)
+
+
+def test_relative_indentation_is_the_blend_weight_of_the_tilt():
+    """r / r0 = 1 - exp(-C sin alpha) (cylinder paper, 1.3), as the drop reports it."""
+    r = rest_on_plane(1.0, load=LOAD_N)
+    assert r.relative_indentation == pytest.approx(1.0 - np.exp(-16.7 * np.sin(abs(r.tilt))),
+                                                   rel=1e-12)

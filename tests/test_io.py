@@ -394,3 +394,17 @@ def test_failed_load_leaves_the_default_model_unchanged(data_copy):
     set_cell(data_copy, "load_cases.csv", 9, "Mz_Nm", "1.8")
     edited = segment.c5c6(data_dir=data_copy).residual(PROBE_Q, load)
     assert not np.allclose(edited, before)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("mass", 0.0, "mass must be a finite number > 0"),
+    ("mass", float("nan"), "mass must be a finite number > 0"),
+    ("inertia", [1.0, 2.0], "inertia must be 3 finite numbers > 0"),
+    ("inertia", [1.0, -2.0, 3.0], "inertia must be 3 finite numbers > 0"),
+    ("cog_x", float("inf"), "cog_x must be a finite number"),
+])
+def test_body_inertia_rejects_bad_values(field, value, message):
+    from segment.io import BodyInertia
+    good = {"body": "C5", "mass": 0.2, "inertia": [200.0, 200.0, 300.0], "cog_x": -8.1}
+    with pytest.raises(ValueError, match=f"C5: {message}"):
+        BodyInertia(**{**good, field: value})
