@@ -24,7 +24,13 @@ import pandas as pd
 from numba import njit, prange
 
 from segment.disc import DOF_NAMES
-from segment.equilibrium import CONVERGED, DEFAULT_TOL, STATUS_TEXT, _solve_kernel
+from segment.equilibrium import (
+    CONVERGED,
+    DEFAULT_TOL,
+    STATUS_TEXT,
+    _check_tolerances,
+    _solve_kernel,
+)
 from segment.loads import Load
 from segment.model import Segment
 
@@ -37,18 +43,18 @@ CHUNK = 2000
 
 
 @njit(cache=True)
-def _solve_one(params, f, q0, tol, max_iterations, log_buf):
+def _solve_one(packed, f, q0, tol, max_iterations, log_buf):
     """One equilibrium by ``equilibrium._solve_kernel``: (q, status, norm, iterations)."""
-    q, status, norm, _, iterations, _ = _solve_kernel(params, f, q0, tol, max_iterations,
+    q, status, norm, _, iterations, _ = _solve_kernel(packed, f, q0, tol, max_iterations,
                                                       log_buf)
     return q, status, norm, iterations
 
 
 @njit(cache=True, parallel=True)
-def _solve_batch(params, F, Q0, tol, max_iterations, q_out, status_out, norm_out, iter_out):
+def _solve_batch(packed, F, Q0, tol, max_iterations, q_out, status_out, norm_out, iter_out):
     for k in prange(F.shape[0]):
         log_buf = np.zeros((5 * max_iterations, 3))
-        q, st, nrm, it = _solve_one(params, F[k], Q0[k], tol, max_iterations, log_buf)
+        q, st, nrm, it = _solve_one(packed, F[k], Q0[k], tol, max_iterations, log_buf)
         q_out[k] = q
         status_out[k] = st
         norm_out[k] = nrm
@@ -68,7 +74,7 @@ class BatchResult:
     converged : ndarray of bool
     status : ndarray of int
         Codes of :mod:`segment.equilibrium` (0 converged, 1 iteration limit, 2 line search
-        failed, 3 load stepping failed, 4 non-finite).
+        failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian).
     iterations : ndarray of int
         Newton steps taken, over all load steps.
     residual_norm : ndarray
@@ -174,10 +180,10 @@ def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done)
     status = np.empty(n, dtype=np.int64)
     norm = np.empty(n)
     iters = np.empty(n, dtype=np.int64)
-    params = model._packed
+    packed = model._packed
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
-        _solve_batch(params, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl], norm[sl],
+        _solve_batch(packed, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl], norm[sl],
                      iters[sl])
         done += sl.stop - sl.start
         if total > CHUNK:
@@ -219,10 +225,7 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
     >>> r.q.shape, bool(r.converged.all())
     ((9, 6), True)
     """
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be > 0, got {tol!r}")
-    if int(max_iterations) < 1:
-        raise ValueError(f"max_iterations must be >= 1, got {max_iterations!r}")
+    tol, max_iterations = _check_tolerances(tol, max_iterations)
     F, names = _as_loads(loads)
     Q0 = _as_q0(q0, F.shape[0])
     single = isinstance(model, Segment)
@@ -249,7 +252,7 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
         if not isinstance(mod, Segment):
             raise TypeError(f"model {i} must be a segment.Segment, got {type(mod).__name__}")
         start = _predict(mod, F) if Q0 is None else Q0
-        q, s, nrm, it, done = _solve_model(mod, F, start, float(tol), int(max_iterations),
+        q, s, nrm, it, done = _solve_model(mod, F, start, tol, max_iterations,
                                            "solve_many", m * F.shape[0], done)
         out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
         if m > 1 and (i + 1) % max(1, m // 10) == 0:

@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ from scipy.integrate import Radau, solve_ivp
 
 from segment._vec import cross, row, scale, sub
 from segment.disc import DOF_NAMES, _add_disc_force
-from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
 from segment.facet import ContactLaw, _contact, _contact_force, _facet_state
 from segment.io import BodyInertia, load_parameters
 from segment.kinematics import _add_load, _add_point_force, _pose
@@ -677,8 +678,10 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):
         raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be > 0, got {tol!r}")
+    for name, value in (("tol", tol), ("t_max", t_max), ("rtol", rtol), ("atol", atol),
+                        ("first_step", first_step)):
+        if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     q0, _ = _initial(q0, None)
     params = model._params
     packed = model._packed
@@ -697,7 +700,6 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
                    rtol=rtol, atol=atol, first_step=first_step)
     steps = 0
     converged = False
-    res = damp = float("inf")
     message = ""
     wall = time.perf_counter()
     while solver.status == "running":
@@ -709,8 +711,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         y = solver.y
         damp = float(np.max(np.abs(y[6:12] * vel_scale)))
         if damp <= tol:
-            res = float(np.max(np.abs(_residual(y[:6], f, packed) / _SCALE)))
-            if res <= tol:
+            if _norm_phi(_residual(y[:6], f, packed))[0] <= tol:
                 converged = True
                 solver.status = "finished"
                 break
@@ -718,7 +719,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
             wall = time.perf_counter()
             log.info("relax %s: t = %.4g s, %d steps", load.name, solver.t, steps)
     y = solver.y
-    res = float(np.max(np.abs(_residual(y[:6], f, packed) / _SCALE)))
+    res = float(_norm_phi(_residual(y[:6], f, packed))[0])
     damp = float(np.max(np.abs(y[6:12] * vel_scale)))
     if converged:
         message = f"settled at t = {solver.t:.4g} s after {steps} steps"

@@ -385,6 +385,11 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):
         raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
+    return _check_tolerances(tol, max_iterations)
+
+
+def _check_tolerances(tol, max_iterations) -> tuple[float, int]:
+    """``tol`` > 0 and ``max_iterations`` >= 1 as numbers (also used by solve_many)."""
     try:
         tol_f = float(tol)
         n = int(max_iterations)
@@ -393,8 +398,8 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
                          f"{tol!r} and {max_iterations!r}") from None
     if not (math.isfinite(tol_f) and tol_f > 0):
         raise ValueError(f"tol must be > 0, got {tol!r}")
-    if n < 1:
-        raise ValueError(f"max_iterations must be >= 1, got {max_iterations!r}")
+    if n < 1 or n != max_iterations:
+        raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
     return tol_f, n
 
 

@@ -133,6 +133,8 @@ class UncertaintyResult:
     ----------
     cases : tuple of str
         Load case names (axis 1 of the arrays).
+    main_coordinates : tuple of str or None
+        Each case's main coordinate (``Load.main_dof`` as a name; None for a combined load).
     nominal : ndarray, shape (n_cases, 6)
         Displacement from the unloaded equilibrium of the nominal model [mm, rad].
     displacement : ndarray, shape (n_samples, n_cases, 6)
@@ -149,6 +151,7 @@ class UncertaintyResult:
     """
 
     cases: tuple[str, ...]
+    main_coordinates: tuple[str | None, ...]
     nominal: np.ndarray
     displacement: np.ndarray
     displacement_from_reference: np.ndarray
@@ -196,8 +199,7 @@ class UncertaintyResult:
     def main_bands(self, **kwargs) -> pd.DataFrame:
         """:meth:`bands` restricted to each case's main coordinate (AS/PS x, LS y, ...)."""
         df = self.bands(**kwargs)
-        main = {"AS": "x", "PS": "x", "LS": "y", "TNS": "z", "CMP": "z", "LB": "phi_x",
-                "FLX": "phi_y", "EXT": "phi_y", "AR": "phi_z"}
+        main = dict(zip(self.cases, self.main_coordinates, strict=True))
         keep = [main.get(c) == k for c, k in zip(df["case"], df["coordinate"], strict=True)]
         out = df[keep].reset_index(drop=True)
         out.attrs.update(df.attrs)
@@ -254,7 +256,10 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
                    "(PMC2219934 Table 2)",
                    f"facet radius uniform in {FACET_RADIUS_MM[0]}-{FACET_RADIUS_MM[1]} mm "
                    "(computed from published areas)")
-    return UncertaintyResult(cases=names, nominal=nominal.q[1:] - nominal.q[0],
+    main = tuple(None if cases[n].main_dof is None else DOF_NAMES[cases[n].main_dof]
+                 for n in names)
+    return UncertaintyResult(cases=names, main_coordinates=main,
+                             nominal=nominal.q[1:] - nominal.q[0],
                              displacement=q[:, 1:] - q[:, :1],
                              displacement_from_reference=q[:, 1:].copy(), converged=conv,
                              samples=samples, stiffness_spread=s, assumptions=assumptions)

@@ -76,3 +76,17 @@ def test_callers_array_unchanged(model):
     before = F.copy()
     solve_many(model, F)
     np.testing.assert_array_equal(F, before)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"tol": "a"}, "tol must be a number"),
+    ({"tol": -1.0}, "tol must be > 0"),
+    ({"max_iterations": 1.5}, "max_iterations must be an integer >= 1"),
+    ({"max_iterations": 0}, "max_iterations must be an integer >= 1"),
+])
+def test_solve_many_checks_tolerances_like_solve(model, kwargs, message):
+    loads = list(segment.LOAD_CASES.values())[:2]
+    with pytest.raises(ValueError, match=message):
+        segment.solve_many(model, loads, **kwargs)
+    with pytest.raises(ValueError, match=message):
+        segment.solve(model, loads[0], **kwargs)

@@ -167,3 +167,10 @@ def test_dynamics_use_the_inertia_of_the_models_data_folder(data_copy):
 def test_disc_plane_drop_rejects_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         dyn.disc_plane_drop(**kwargs)
+
+
+@pytest.mark.parametrize("name", ["tol", "t_max", "rtol", "atol", "first_step"])
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), "1"])
+def test_relax_rejects_bad_settings(model, name, value):
+    with pytest.raises(ValueError, match=f"{name} must be a finite number > 0"):
+        dyn.relax(model, segment.LOAD_CASES["FLX"], **{name: value})

@@ -65,3 +65,13 @@ def test_bands_bracket_the_nominal_and_say_what_is_assumed(model):
     assert "assumed, not published" in b.attrs["assumptions"][0]
     u2 = uncertainty_bands(model, n_samples=40, stiffness_spread=SPREAD, seed=0)
     np.testing.assert_array_equal(u.displacement, u2.displacement)
+
+
+def test_main_bands_follow_the_load_for_any_case_name(model):
+    """The main coordinate comes from the load (Load.main_dof), not from the case's name."""
+    cases = {"push-left": segment.Load([0, 20.0, 0], [0, 0, 0], "push-left"),
+             "twist": segment.Load([0, 0, 0], [0, 0, 1800.0], "twist")}
+    u = uncertainty_bands(model, cases, n_samples=4, stiffness_spread=0.1, seed=2)
+    b = u.main_bands()
+    assert list(zip(b["case"], b["coordinate"], strict=True)) == [("push-left", "y"),
+                                                                 ("twist", "phi_z")]
