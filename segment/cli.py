@@ -11,6 +11,7 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 
 # Off-screen rendering must be chosen before vtk is first imported (see segment.viz).
 os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
@@ -191,6 +192,9 @@ def _cmd_simulate(args) -> int:
     if not args.t_end > 0 or args.ramp < 0:
         print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
         return EXIT_USAGE
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise UsageError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not "
+                         "exist")
     model = segment.c5c6(data_dir=args.data)
     print(f"simulating {args.case} for {args.t_end:g} s "
           f"({'step' if args.ramp == 0 else f'ramp {args.ramp:g} s'})...", file=sys.stderr)
@@ -227,6 +231,9 @@ def main(argv=None) -> int:
         return _cmd_solve(args)
     except (UsageError, ValueError) as exc:  # bad input or data: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # e.g. an output folder that does not exist
+        print(f"segment: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -37,7 +37,7 @@ from segment import validation as v
 from segment.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.io import load_parameters
 from segment.loads import Load
-from segment.reference import DISPLACEMENT_COLUMNS, ReferenceData, load_reference
+from segment.reference import CASES, DISPLACEMENT_COLUMNS, ReferenceData, load_reference
 
 __all__ = ["Report", "build_report"]
 
@@ -47,7 +47,6 @@ COMPONENT_LABELS = ("x [mm]", "y [mm]", "z [mm]", "φx [deg]", "φy [deg]", "φz
 CONFIG_COLORS = {"intact": "#1f77b4", "posterior removed": "#ff7f0e", "disc only": "#7f7f7f"}
 DPI = 110
 NOT_AVAILABLE = "not available"
-MORONEY_CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 
 
 # ------------------------------------------------------------------ document model
@@ -378,11 +377,11 @@ def fig_tornado(sens: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
 def _report_cases(params) -> dict[str, Load]:
     """The nine Moroney cases of the data folder, each with one load component."""
     file = "load_cases.csv"
-    missing = [c for c in MORONEY_CASES if c not in params.load_cases]
+    missing = [c for c in CASES if c not in params.load_cases]
     if missing:
         raise ValueError(f"{file}: the validation report needs the nine Moroney cases; "
                          f"missing {missing}")
-    cases = {c: params.load_cases[c] for c in MORONEY_CASES}
+    cases = {c: params.load_cases[c] for c in CASES}
     for name, load in cases.items():
         if load.main_dof is None:
             raise ValueError(f"{file}, case {name!r}: the report needs exactly one non-zero "

@@ -73,6 +73,15 @@ def _to_display(v: np.ndarray) -> np.ndarray:
     return np.concatenate([v[:3], np.degrees(v[3:])])
 
 
+def _from_unloaded(r, what: str) -> np.ndarray:
+    """``r``'s displacement from the unloaded equilibrium in display units; a plain error
+    naming ``what`` (the model variant) when that equilibrium could not be found."""
+    if r.displacement_from_unloaded is None:
+        raise ValueError(f"{what}: the unloaded equilibrium did not converge, so displacements "
+                         f"from it are not defined ({r.model.unloaded.message})")
+    return _to_display(r.displacement_from_unloaded)
+
+
 def main_value(load: Load, q_display: np.ndarray) -> tuple[float, str]:
     """Main displacement (in display units) of a single-component load, and its unit."""
     dof = load.main_dof
@@ -91,7 +100,7 @@ def displacement_table(models: Mapping[str, Segment], cases: Mapping[str, Load])
     for config, model in models.items():
         for name, load in cases.items():
             r = solve(model, load)
-            from_unloaded = _to_display(r.displacement_from_unloaded)
+            from_unloaded = _from_unloaded(r, f"configuration {config!r}")
             from_ref = _to_display(r.q)
             main, unit = main_value(load, from_unloaded)
             rows.append({
@@ -170,7 +179,7 @@ def load_displacement_curves(models: Mapping[str, Segment], cases: Mapping[str, 
                     r = solve(model, load.scaled(float(f)), q0=q0)
                     if r.converged:
                         q0 = r.q
-                    disp = _to_display(r.displacement_from_unloaded)
+                    disp = _from_unloaded(r, f"configuration {config!r}")
                     main, unit = main_value(load, disp)
                     rows.append({"configuration": config, "case": name, "factor": float(f),
                                  "converged": r.converged, "main": main, "main_unit": unit})
@@ -283,14 +292,14 @@ def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
     base = {}
     for name, load in cases.items():
         r = solve(model, load)
-        base[name] = main_value(load, _to_display(r.displacement_from_unloaded))[0]
+        base[name] = main_value(load, _from_unloaded(r, "the nominal model"))[0]
     rows = []
     variants = sensitivity_variants(model)
     for k, (param, setting, desc, variant) in enumerate(variants, start=1):
         progress(f"sensitivity {k}/{len(variants)}: {param} {setting}")
         for name, load in cases.items():
             r = solve(variant, load)
-            value, unit = main_value(load, _to_display(r.displacement_from_unloaded))
+            value, unit = main_value(load, _from_unloaded(r, f"variant {param} {setting}"))
             rows.append({"parameter": param, "setting": setting, "value": desc, "case": name,
                          "converged": r.converged, "baseline": base[name], "main": value,
                          "unit": unit,

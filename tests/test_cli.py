@@ -288,3 +288,10 @@ def test_console_script_solve_json(tmp_path):
     assert r["converged"] is True
     assert coords(r)[4] == pytest.approx(DISC_ONLY_FLX_DEG, abs=CLOSED_FORM_ATOL)
     assert math.isclose(coords(r)[4], 8.5714, abs_tol=1e-4)
+
+
+def test_output_into_a_missing_folder_one_line_exit_2(capsys, tmp_path):
+    missing = tmp_path / "nowhere"
+    assert_one_line_error(*run(capsys, "simulate", "FLX", "--t-end", "0.01", "--out",
+                               missing / "flx.csv"), "nowhere")
+    assert_one_line_error(*run(capsys, "render", "FLX", "-o", missing / "flx.png"), "nowhere")

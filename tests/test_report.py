@@ -159,3 +159,14 @@ def test_report_with_a_data_folder_missing_a_moroney_case_is_a_clear_error(data_
     assert code == 2
     assert err[-1] == ("segment: error: load_cases.csv: the validation report needs the nine "
                        "Moroney cases; missing ['FLX']")
+
+
+def test_a_variant_without_unloaded_equilibrium_is_named_not_a_type_error():
+    """Displacements from the unloaded pose need that pose: a plain error names the variant."""
+    from types import SimpleNamespace
+
+    failed = SimpleNamespace(displacement_from_unloaded=None, model=SimpleNamespace(
+        unloaded=SimpleNamespace(message="did not converge: line search failed")))
+    with pytest.raises(ValueError, match=r"variant facet gap: the unloaded equilibrium did not "
+                                         r"converge.*line search failed"):
+        v._from_unloaded(failed, "variant facet gap")
