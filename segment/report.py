@@ -531,7 +531,8 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
               "The nine equilibria of the intact model (C6 fixed; translucent: C5 at the "
               "reference pose; ligaments coloured by tension, slack ones grey; red arrows: "
               "facet forces on C5). Sagittal cases seen from the left, LS, LB and AR from "
-              "behind. The displacements are small, as the numbers above say.")
+              "behind. Panel titles give the main displacement from the reference pose (the "
+              "one drawn translucent); the tables give it from the unloaded equilibrium.")
     shown = disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations"]]
     rep.table("displacements", disp, shown)
     ref_rows = []
