@@ -83,7 +83,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'segment' has no attribute {name!r}")
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 LOAD_CASES = MappingProxyType(load_parameters().load_cases)
 """The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""

@@ -1,18 +1,24 @@
-"""Where numba keeps the compiled kernels: a folder keyed on the package's sources.
+"""Where numba keeps our compiled kernels: a folder keyed on the package's sources.
 
 numba's own cache (``cache=True``) checks only the source file of each compiled function, so a
 kernel that calls a function of another module (``model._generalized_force`` calls
 ``facet._contact``) keeps running the old machine code after that other module is edited: wrong
-numbers, silently. We therefore point numba at a folder named after a hash of every
+numbers, silently. Our kernels are therefore cached in a folder named after a hash of every
 ``segment/*.py`` file that defines kernels (``@njit``) and of the numba version, so that any
 edit of a kernel module compiles afresh (editing the others, e.g. the report, keeps them).
+
+Scope: only functions defined in this package's own source folder. A cache locator
+(:class:`_SegmentCacheLocator`) is put in front of numba's list of locators and claims our
+files only; the process environment (``NUMBA_CACHE_DIR``) and ``numba.config`` are left
+untouched, so a user's own ``@njit(cache=True)`` functions cache where numba puts them by
+default, and our pruning of old folders never touches them.
 
 * Set ``NUMBA_CACHE_DIR`` yourself to choose the folder (then nothing here applies).
 * If the folder cannot be created, numba's default (``__pycache__`` beside the sources) stays.
 * When a new folder is made, only the most recent :data:`KEEP` folders are kept.
 
-This module must be imported before the first ``@njit(cache=True)`` decorator runs, which is why
-``segment/__init__.py`` imports it first.
+This module must be imported before the first ``@njit(cache=True)`` function is compiled, which
+is why ``segment/__init__.py`` imports it first.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import shutil
 from pathlib import Path
 
 import numba
+from numba.core import caching as _caching
 
 __all__ = ["cache_folder", "configure"]
 
@@ -51,8 +58,38 @@ def _prune(folder: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _locator_base():
+    """numba's locator for a user-chosen folder (renamed without underscore in numba 0.61)."""
+    return getattr(_caching, "UserProvidedCacheLocator", None) or \
+        _caching._UserProvidedCacheLocator
+
+
+class _SegmentCacheLocator(_locator_base()):
+    """Cache locator for the functions of this package only: they go to :data:`FOLDER`."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(str(FOLDER), self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if FOLDER is None or os.environ.get("NUMBA_CACHE_DIR"):
+            return None
+        try:
+            if Path(py_file).resolve().parent != SOURCE_DIR:
+                return None         # not ours: numba's own locators decide
+        except OSError:
+            return None
+        # skip numba's check of config.CACHE_DIR; keep its "file exists, folder writable"
+        return super(_locator_base(), cls).from_function(py_func, py_file)
+
+
 def configure() -> Path | None:
-    """Point numba's cache at :func:`cache_folder`; return it (None when left to numba)."""
+    """Create :func:`cache_folder` and register the locator; return it (None: numba's default)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     try:
@@ -67,9 +104,10 @@ def configure() -> Path | None:
             _prune(folder)
     except OSError:
         return None
-    # both: numba re-reads its configuration from the environment at times
-    os.environ["NUMBA_CACHE_DIR"] = str(folder)
-    numba.config.CACHE_DIR = str(folder)
+    impl = getattr(_caching, "CacheImpl", None) or _caching._CacheImpl  # renamed in 0.61
+    locators = impl._locator_classes
+    if not any(getattr(c, "__name__", "") == "_SegmentCacheLocator" for c in locators):
+        locators.insert(0, _SegmentCacheLocator)
     return folder
 
 

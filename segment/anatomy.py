@@ -1,7 +1,7 @@
 """Published spreads of the facet geometry that the model's assumptions are tested against.
 
 The papers give no facet geometry; ``data/facets.csv`` builds it from published anatomy
-(FACTS.md section 3). The sensitivity study (:mod:`segment.validation`) and the uncertainty
+(validation/reference/SOURCES.md §3). The sensitivity study (:mod:`segment.validation`) and the uncertainty
 sampling (:mod:`segment.uncertainty`) both vary it within these published spreads.
 """
 
@@ -15,4 +15,4 @@ FACET_INCLINATION_DEG = {"right": (42.3, 4.4), "left": (43.2, 5.4)}
 
 FACET_RADIUS_MM = (4.9, 5.6)
 """Range [mm] of the equivalent-area circle radius of the C5/C6 facets (computed from the
-published areas, FACTS.md section 3)."""
+published areas, SOURCES.md §3)."""

@@ -9,6 +9,7 @@ report shows them as such, it never guesses.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -17,7 +18,8 @@ import pandas as pd
 
 from segment.io import _Table
 
-__all__ = ["DISPLACEMENT_COLUMNS", "ReferenceData", "load_reference", "reference_dir"]
+__all__ = ["DISPLACEMENT_COLUMNS", "ReferenceData", "format_reference", "load_reference",
+           "read_bibliography", "reference_dir"]
 
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 DISPLACEMENT_COLUMNS = ("x_mm", "y_mm", "z_mm", "phi_x_deg", "phi_y_deg", "phi_z_deg")
@@ -89,3 +91,83 @@ def load_reference(directory: str | Path | None = None) -> ReferenceData:
                   ("Fx_N", "Fy_N", "Fz_N", "Mx_Nm", "My_Nm", "Mz_Nm", "facet_force_N"),
                   moroney_cases=False)
     return ReferenceData(rot, trans, disp, facet, tuple(files.values()))
+
+
+# ------------------------------------------------------------------ bibliography
+_LATEX = (("{\\'e}", "é"), ("{\\'a}", "á"), ('{\\"u}', "ü"), ('{\\"a}', "ä"), ('{\\"o}', "ö"),
+          ("{\\l}", "ł"), ("---", "—"), ("--", "–"))
+
+
+def _plain(text: str) -> str:
+    for latex, char in _LATEX:
+        text = text.replace(latex, char)
+    return " ".join(text.replace("{", "").replace("}", "").split())
+
+
+def read_bibliography(path: str | Path | None = None) -> dict[str, dict[str, str]]:
+    """The entries of ``REFERENCES.bib`` (default: the packaged one) as ``{key: {field: text}}``.
+
+    A small reader for the file we write ourselves: ``@type{key, field = {value}, ...}`` with
+    balanced braces; field values are returned as plain text (LaTeX accents resolved), and the
+    entry type as field ``"type"``.
+    """
+    path = Path(path) if path is not None else reference_dir() / "REFERENCES.bib"
+    text = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if not line.lstrip().startswith("%"))
+    entries: dict[str, dict[str, str]] = {}
+    for match in re.finditer(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", text):
+        fields = {"type": match.group(1).lower()}
+        i = match.end()
+        depth = 1
+        while depth > 0 and i < len(text):
+            field = re.match(r"\s*(\w+)\s*=\s*\{", text[i:])
+            if not field:
+                close = text.find("}", i)
+                if close < 0:
+                    raise ValueError(f"{path}: entry {match.group(2)!r} is not closed")
+                break
+            start = i + field.end()
+            j, level = start, 1
+            while level:
+                if j >= len(text):
+                    raise ValueError(f"{path}: field {field.group(1)!r} of entry "
+                                     f"{match.group(2)!r} has unbalanced braces")
+                level += {"{": 1, "}": -1}.get(text[j], 0)
+                j += 1
+            fields[field.group(1).lower()] = _plain(text[start:j - 1])
+            i = j
+            comma = re.match(r"\s*,", text[i:])
+            if comma:
+                i += comma.end()
+        entries[match.group(2)] = fields
+    return entries
+
+
+def format_reference(entry: dict[str, str]) -> str:
+    """One entry as a line of text: authors (year). Title. Venue. doi/URL. Note."""
+    authors = entry.get("author", "").replace(" and others", " et al.").replace(" and ", "; ")
+    year = entry.get("year", "year not recorded")
+    parts = [f"{authors} ({year})."] if authors else []
+    if "title" in entry:
+        parts.append(f"{entry['title']}." if authors else f"{entry['title']} ({year}).")
+        entry = {k: v for k, v in entry.items() if k != "title"}
+    if entry.get("type") == "phdthesis" and "school" in entry:
+        entry = {**entry, "school": f"PhD thesis, {entry['school']}"}
+    venue = entry.get("journal") or entry.get("booktitle") or entry.get("school") or ""
+    if venue:
+        if "volume" in entry:
+            venue += f" {entry['volume']}"
+            if "number" in entry:
+                venue += f"({entry['number']})"
+        elif "number" in entry:
+            venue += f", {entry['number']}"
+        if "pages" in entry:
+            venue += f":{entry['pages']}"
+        parts.append(f"{venue}.")
+    if "doi" in entry:
+        parts.append(f"doi:{entry['doi']}.")
+    elif "url" in entry:
+        parts.append(f"{entry['url']}.")
+    if "note" in entry:
+        parts.append(entry["note"][0].upper() + entry["note"][1:] + ".")
+    return " ".join(parts)

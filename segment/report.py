@@ -37,7 +37,14 @@ from segment import validation as v
 from segment.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.io import load_parameters
 from segment.loads import Load
-from segment.reference import CASES, DISPLACEMENT_COLUMNS, ReferenceData, load_reference
+from segment.reference import (
+    CASES,
+    DISPLACEMENT_COLUMNS,
+    ReferenceData,
+    format_reference,
+    load_reference,
+    read_bibliography,
+)
 
 __all__ = ["Report", "build_report"]
 
@@ -551,7 +558,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.heading("3. Agreement with the references")
     rep.text("Disc only against Table 2 must be exact (the tolerance is rounding of the CSV's "
              f"derived values, {v.TABLE2_REL_TOL:.0e} relative). Intact rotations are compared "
-             "with Moroney's intact stiffness (disc + posterior contribution, FACTS.md 2), turned "
+             "with Moroney's intact stiffness (disc + posterior contribution; Moroney et al. 1988 as transcribed in AnyBody AMMR, SOURCES.md §2), turned "
              "into a rotation at 1.8 N m. Force cases have no published intact stiffness.")
     rep.table("agreement", agree,
               agree[["comparison", "case", "unit", "model", "reference", "deviation_pct",
@@ -580,15 +587,15 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.table("facets", facets, facets[["case", "facet", "regime", "penetration_mm",
                                         "force_N"]])
     rep.text("Facet-force order of magnitude: a C5–C6 finite element study (cited by Jaumard "
-             "et al. 2011, FACTS.md 3) under 73.6 N compression alone and with 1.8 N m. The "
+             "et al. 2011, J Biomech Eng; SOURCES.md §3) under 73.6 N compression alone and with 1.8 N m. The "
              "source does not say whether its number is one facet or both: both are shown.")
     rep.table("facet_force_check", facet_check,
               facet_check[["case", "left_N", "right_N", "sum_N", "reference_N"]])
 
     # 6. unloaded
     rep.heading("6. The unloaded equilibrium")
-    rep.text("ALL and FL are longer than their rest length at the reference pose (FACTS.md 4), "
-             "so without load C5 settles away from the reference pose. FACTS.md 4 quotes an "
+    rep.text("ALL and FL are longer than their rest length at the reference pose (computed from Tables 1 and 4, SOURCES.md §4), "
+             "so without load C5 settles away from the reference pose. SOURCES.md §4 quotes an "
              "independent estimate of about −0.36° in φy; compare the rows below (the facets "
              "resist part of that extension).")
     rep.table("unloaded", unloaded)
@@ -596,8 +603,8 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
 
     # 7. sensitivity
     rep.heading("7. Sensitivity to our assumptions")
-    rep.text("The papers give no facet geometry; we built it from published anatomy (FACTS.md "
-             "3) and chose the blending constant. Each bar changes one assumption: facet "
+    rep.text("The papers give no facet geometry; we built it from published anatomy (SOURCES.md "
+             "§3) and chose the blending constant. Each bar changes one assumption: facet "
              "inclination ±1 SD, radius 4.9–5.6 mm, a 0.5 mm gap at rest, C a decade each way, "
              "every ligament's l0 ±5 %.")
     rep.figure("sensitivity", fig_tornado(sens, cases),
@@ -624,6 +631,13 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.figure("uncertainty", fig_uncertainty(unc_bands, ref, cases, uncertainty_samples),
                "5-95 % bands of each case's main displacement over the sampled models")
     rep.table("uncertainty", unc_bands)
+
+    rep.heading("10. References")
+    rep.text("Where each number comes from, with the arithmetic of the computed ones: "
+             "`validation/reference/SOURCES.md`; the same list in BibTeX: "
+             "`validation/reference/REFERENCES.bib`.")
+    rep.bullets([f"[{key}] {format_reference(entry)}"
+                 for key, entry in read_bibliography().items()])
 
     # write
     images = dict(rep.images)

@@ -1,6 +1,6 @@
 """Parameter uncertainty: sample the uncertain parameters, solve the nine cases, give bands.
 
-What is sampled, and where each spread comes from (``/work/shared/reference/FACTS.md``):
+What is sampled, and where each spread comes from (``validation/reference/SOURCES.md``):
 
 * **Facet inclination** to the transverse plane, per side, uniform within +-1 SD of the
   published mean (PMC2219934 Table 2, C6 superior facet): right 42.3 +- 4.4 deg, left
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 ASSUMED_STIFFNESS_SPREAD = 0.20
 """ASSUMED, NOT PUBLISHED: +-20 % uniform band on disc and ligament stiffness for the default
-study. No source in FACTS.md gives a spread for Table 2 or Table 3."""
+study. No source in SOURCES.md gives a spread for Table 2 or Table 3."""
 ASSUMPTION_NOTE = ("disc and ligament stiffness spread +-{:.0%} uniform: assumed, not published "
                    "(no spread is available for Tables 2 and 3)")
 

@@ -137,7 +137,7 @@ def agreement_table(disp: pd.DataFrame, ref: ReferenceData,
              "Moroney's specimens with the posterior elements removed; our disc + ALL + PLL "
              "(Table 2 was taken from these tests, so ALL/PLL and their pre-strain show here)"),
             ("intact", "intact",
-             "Moroney's intact specimens (stiffness = disc + posterior, FACTS.md 2)"),
+             "Moroney's intact specimens (stiffness = disc + posterior, Moroney et al. 1988; SOURCES.md §2)"),
         ):
             if (case, ref_config) in table.index:
                 k = float(table.loc[(case, ref_config), k_col])
@@ -251,7 +251,7 @@ def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:
 
     Facet inclination +-1 SD of the C6 superior facet (PMC2219934: left 43.2 +- 5.4 deg, right
     42.3 +- 4.4 deg, each side by its own SD around the nominal 42.75); facet radius over the
-    equivalent-area range 4.9-5.6 mm (FACTS.md 3); gap at rest 0 -> 0.5 mm; blending constant C
+    equivalent-area range 4.9-5.6 mm (SOURCES.md §3); gap at rest 0 -> 0.5 mm; blending constant C
     a decade each way; every ligament's l0 +-5 %.
     """
     ref = model.reference
@@ -325,7 +325,7 @@ def solver_table(model: Segment, cases: Mapping[str, Load], *, repeat: int = 30
 
 
 def facet_force_check(model: Segment, ref: ReferenceData) -> pd.DataFrame:
-    """Facet forces of the intact model under the FE study's loads (FACTS.md 3)."""
+    """Facet forces of the intact model under the FE study's loads (Jaumard et al. 2011, SOURCES.md §3)."""
     rows = []
     for rec in ref.facet_forces.to_dict(orient="records"):
         load = Load.from_si(force_N=[rec["Fx_N"], rec["Fy_N"], rec["Fz_N"]],

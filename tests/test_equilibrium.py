@@ -36,7 +36,7 @@ def test_main_displacement_has_the_sign_of_the_load(model, case):
 
 
 def test_unloaded_equilibrium_is_not_the_reference_pose(model):
-    """ALL and FL are stretched at q = 0 (FACTS.md section 4), so the segment extends a little."""
+    """ALL and FL are stretched at q = 0 (SOURCES.md §4), so the segment extends a little."""
     u = model.unloaded
     assert u.converged
     assert np.degrees(u.q[4]) < -0.1          # extension

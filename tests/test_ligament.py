@@ -45,7 +45,7 @@ def test_unsorted_points_are_rejected():
 def test_ligament_tension_in_state_follows_the_curve(model):
     st = model.state(np.zeros(6))
     by_name = {s.name: s for s in st.ligaments}
-    # FACTS.md section 4: lengths at the reference pose
+    # SOURCES.md §4 (computed from Tables 1 and 4): lengths at the reference pose
     for name, length in [("ALL", 18.367), ("PLL", 16.862), ("FL", 15.393), ("ISL", 15.542),
                          ("CL-left", 5.848), ("CL-right", 5.848)]:
         assert by_name[name].length == pytest.approx(length, abs=5e-4)

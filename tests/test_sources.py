@@ -1,0 +1,59 @@
+"""Provenance lives in the repository: SOURCES.md, REFERENCES.bib, and no pointer outside it."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from segment.reference import format_reference, read_bibliography, reference_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "validation" / "reference" / "SOURCES.md"
+OUR_NOTEBOOK = "FACTS" + ".md"          # split so that this file does not match itself
+
+
+def _git_grep(pattern: str) -> list[str]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(["git", "grep", "-n", "-F", pattern], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    assert out.returncode in (0, 1), out.stderr
+    return out.stdout.splitlines()
+
+
+def test_nothing_cites_the_notebook_outside_the_repository():
+    assert _git_grep(OUR_NOTEBOOK) == []
+    assert _git_grep("/work/shared") == []
+
+
+def test_every_sources_pointer_names_an_existing_section():
+    sections = set(re.findall(r"^## §(\d+)", SOURCES.read_text(encoding="utf-8"), re.M))
+    assert sections == {"1", "2", "3", "4", "5", "6"}
+    pointers = _git_grep("SOURCES.md §")
+    assert len(pointers) >= 10                       # data, reference CSVs, code, report
+    for line in pointers:
+        for number in re.findall(r"SOURCES\.md §(\d+)", line):
+            assert number in sections, line
+
+
+def test_bibliography_parses_and_formats_every_entry():
+    bib = read_bibliography()
+    assert {"KLG2000", "Moroney1988", "deJager1996", "Jaumard2011"} <= set(bib)
+    assert bib["Moroney1988"]["pages"] == "769–779"
+    assert bib["KLG2000"]["author"].startswith("Kecskeméthy")
+    for key, entry in bib.items():
+        text = format_reference(entry)
+        assert "{" not in text and "\\" not in text, (key, text)
+        assert entry.get("title") or entry.get("note"), key
+    # shipped with the package, beside the reference tables
+    assert (reference_dir() / "REFERENCES.bib").is_file()
+    assert (reference_dir() / "SOURCES.md").is_file()
+
+
+def test_unbalanced_bibliography_is_named(tmp_path):
+    bad = tmp_path / "bad.bib"
+    bad.write_text("@article{X,\n  title = {open {brace},\n}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.bib: field 'title' of entry 'X'"):
+        read_bibliography(bad)
