@@ -1,8 +1,8 @@
 """Published spreads of the facet geometry that the model's assumptions are tested against.
 
 The papers give no facet geometry; ``data/facets.csv`` builds it from published anatomy
-(validation/reference/SOURCES.md §3). The sensitivity study (:mod:`segment.validation`) and the uncertainty
-sampling (:mod:`segment.uncertainty`) both vary it within these published spreads.
+(validation/reference/SOURCES.md §3). The sensitivity study (:mod:`segment.validation`) and
+the uncertainty sampling (:mod:`segment.uncertainty`) both vary it within these published spreads.
 """
 
 from __future__ import annotations

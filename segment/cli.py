@@ -1,21 +1,23 @@
 """Command line: ``segment cases | solve | validate | render | explore | simulate``.
 
-Errors in the user's input (unknown case, bad number, unreadable data) print one line to
-stderr and exit with code 2, without a traceback.
+Errors in the user's input (unknown case, bad number, unreadable data, an output path that
+cannot be written) print one line to stderr and exit with code 2, without a traceback; output
+paths are checked before any work starts. ``python -m segment`` is the same program.
+
+Options every command takes, before or after the command name: ``--data DIR``,
+``-v/--verbose`` (logging: once for progress messages, twice for debug), ``-q/--quiet`` (no
+progress bars or messages). ``--version`` prints the version.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import sys
 from pathlib import Path
-
-# Off-screen rendering must be chosen before vtk is first imported (see segment.viz).
-os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
-os.environ.setdefault("MPLBACKEND", "Agg")  # report figures are files, never windows
 
 EXIT_USAGE = 2
 
@@ -40,6 +42,60 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"segment: error: {message}\n")
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: imports the package only when asked (the version lives in one place)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print the version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from segment import __version__
+        from segment._extras import DIST_NAME
+
+        parser.exit(0, f"segment {__version__} (distribution {DIST_NAME})\n")
+
+
+# Options that take a number: "--scale -inf" must reach the number check, not be read as an
+# option (argparse takes "-inf" for an option because it starts with "-").
+NUMBER_OPTIONS = ("--scale", "--t-end", "--ramp")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _join_negative_numbers(argv: list[str]) -> list[str]:
+    """``["--scale", "-inf"]`` -> ``["--scale=-inf"]`` so argparse hands it to the checker."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in NUMBER_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and _is_number(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """--data, -v, -q on the main parser (with defaults) and on every command (no defaults:
+    given after the command name they override, absent they leave the main parser's value)."""
+    kw = {} if top else {"default": argparse.SUPPRESS}
+    parser.add_argument("--data", metavar="DIR", help="folder with the CSV parameter tables "
+                        "(default: packaged data)", **({"default": None} if top else kw))
+    parser.add_argument("-v", "--verbose", action="count", help="log progress (-vv: debug)",
+                        **({"default": 0} if top else kw))
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or progress messages",
+                        **({"default": False} if top else kw))
+
+
 def _finite_float(text: str) -> float:
     try:
         value = float(text)
@@ -50,25 +106,36 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _command(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A sub-command that also takes the common options after its name."""
+    p = sub.add_parser(name, **kwargs)
+    _add_common(p, top=False)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="segment", description="Mechanics of the C5-C6 motion segment.")
-    parser.add_argument("--data", metavar="DIR", default=None,
-                        help="folder with the CSV parameter tables (default: packaged data)")
+    parser.add_argument("--version", action=_VersionAction)
+    _add_common(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("cases", help="list the load cases")
-    p = sub.add_parser("solve", help="solve load cases for static equilibrium")
+    _command(sub, "cases", help="list the load cases")
+    p = _command(sub, "solve", help="solve load cases for static equilibrium")
+    p.add_argument("--from", dest="origin", choices=("unloaded", "reference"),
+                   default="unloaded",
+                   help="measure displacements from the unloaded equilibrium (default, as in "
+                        "the validation report) or from the reference pose of Table 1")
     p.add_argument("cases", nargs="*", metavar="CASE", help="load case names (default: all)")
     p.add_argument("--scale", type=_finite_float, default=1.0,
                    help="multiply every load by X (default 1)")
     p.add_argument("--no-facets", action="store_true", help="leave out the facet joints")
     p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p = sub.add_parser("validate", help="write the validation report (Markdown, HTML, CSV)")
+    p = _command(sub, "validate", help="write the validation report (Markdown, HTML, CSV)")
     p.add_argument("--out", metavar="DIR", default="validation/report",
                    help="output folder (default: validation/report)")
     p.add_argument("--reference", metavar="DIR", default=None,
                    help="folder of reference CSVs (default: the packaged validation/reference)")
-    p = sub.add_parser("render", help="render a load case's pose to a PNG (off-screen)")
+    p = _command(sub, "render", help="render a load case's pose to a PNG (off-screen)")
     p.add_argument("case", metavar="CASE", help="load case name (see 'segment cases')")
     p.add_argument("-o", "--output", metavar="PNG", default=None,
                    help="output image (default: CASE.png)")
@@ -78,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
                         "LB, AR)")
-    sub.add_parser("explore", help="interactive 3-D explorer with load sliders (needs a display)")
-    p = sub.add_parser("simulate", help="simulate the motion of C5 under a load case "
+    _command(sub, "explore", help="interactive 3-D explorer with load sliders (needs a display)")
+    p = _command(sub, "simulate", help="simulate the motion of C5 under a load case "
                                         "(dynamics, all damping of the paper)")
     p.add_argument("case", metavar="CASE", help="load case name")
     p.add_argument("--t-end", type=_finite_float, default=1.0, metavar="S",
@@ -103,8 +170,6 @@ def _cmd_cases(args) -> int:
 
 
 def _cmd_solve(args) -> int:
-    import numpy as np
-
     import segment
 
     cases = _cases(args, args.cases)
@@ -118,60 +183,122 @@ def _cmd_solve(args) -> int:
         return 0 if all(r.converged for r in results) else 1
     config = ("disc" + ("" if args.no_ligaments else " + ligaments")
               + ("" if args.no_facets else " + facets"))
+    u = model.unloaded
+    if args.origin == "unloaded" and not u.converged:
+        raise UsageError(f"the unloaded equilibrium of this model did not converge "
+                         f"({u.message}); use --from reference")
+    origin = ("the unloaded equilibrium (as in the validation report; see --from)"
+              if args.origin == "unloaded" else "the reference pose of Table 1 (see --from)")
     print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}")
-    print("displacement from the reference pose: x y z [mm], phi_x phi_y phi_z [deg]")
+    print(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
     print(f"{'case':<5}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}"
           f"{'iter':>6}  facets (left / right)")
     for r in results:
-        d = np.concatenate([r.q[:3], np.degrees(r.q[3:])])
+        if not r.converged:     # no numbers that could be read as a result
+            print(f"{r.load.name:<5}  NOT CONVERGED: {r.message}")
+            continue
+        q = r.displacement_from_unloaded if args.origin == "unloaded" else r.q
+        d = _display(q)
         facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
-        flag = "" if r.converged else f"  NOT CONVERGED: {r.message}"
         print(f"{r.load.name:<5}" + "".join(f"{v:8.3f}" for v in d)
-              + f"{r.iterations:6d}  {facets}{flag}")
-    u = model.unloaded
+              + f"{r.iterations:6d}  {facets}")
     if u.converged:
-        d = np.concatenate([u.q[:3], np.degrees(u.q[3:])])
-        print("unloaded equilibrium (from the reference pose): "
-              + " ".join(f"{v:.3f}" for v in d))
+        print("unloaded equilibrium, from the reference pose: "
+              + " ".join(f"{v:.3f}" for v in _display(u.q)))
+    else:
+        print(f"unloaded equilibrium: {u.message}")
     return 0 if all(r.converged for r in results) else 1
 
 
-def _cmd_validate(args) -> int:
-    import time
+def _display(q):
+    """mm and degrees, rounded to the printed 3 decimals without a "-0.000"."""
+    import numpy as np
 
+    d = np.concatenate([q[:3], np.degrees(q[3:])])
+    return np.round(d, 3) + 0.0
+
+
+def _check_output_file(path: str, option: str) -> Path:
+    """An output file we can write: its folder exists and is writable, it is not a folder."""
+    p = Path(path)
+    folder = p.resolve().parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: is a folder, expected a file name")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
+    return p
+
+
+def _check_output_folder(path: str, option: str) -> Path:
+    """An output folder we can create or write into (checked before any work)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a folder")
+    existing = p.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {existing} is not writable")
+    return p
+
+
+def _progress_bar(args, desc: str, total=None, unit="it"):
+    """A tqdm bar on stderr; off with -q or when stderr is not a terminal."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
+                disable=args.quiet or not sys.stderr.isatty())
+
+
+def _cmd_validate(args) -> int:
+    _check_output_folder(args.out, "--out")
+    from segment._extras import require
+
+    # figures are files, never windows: Agg for this command (no environment variable set)
+    require("matplotlib", "report", "segment validate (the report's figures)").use("Agg")
     from segment.report import build_report
 
-    t0 = time.perf_counter()
-    stages = iter(range(1, 100))
+    log = logging.getLogger("segment.validate")
+    with _progress_bar(args, "validate", unit=" stages") as bar:
+        def progress(message: str) -> None:
+            log.info(message)
+            bar.set_postfix_str(message[:50], refresh=False)
+            bar.update()
 
-    def progress(message: str) -> None:
-        print(f"[{time.perf_counter() - t0:5.1f} s] {next(stages):2d}. {message}",
-              file=sys.stderr, flush=True)
-
-    build_report(args.out, reference_dir=args.reference, data_dir=args.data, progress=progress)
+        build_report(args.out, reference_dir=args.reference, data_dir=args.data,
+                     progress=progress)
     print(f"validation report: {args.out}/report.md and {args.out}/report.html")
     return 0
 
 
 def _cmd_render(args) -> int:
     import segment
+    from segment._extras import require
 
     cases = _cases(args, [args.case])
     if min(args.size) < 16:
         print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
               file=sys.stderr)
         return EXIT_USAGE
+    output = _check_output_file(args.output or f"{args.case}.png", "-o")
+    require("pyvista", "viz", "segment render")
     from segment import viz  # imports vtk: only for this command
 
     result = segment.solve(segment.c5c6(data_dir=args.data), cases[args.case])
-    path = viz.render(result, args.output or f"{args.case}.png", size=tuple(args.size),
-                      view=args.view)
+    path = viz.render(result, output, size=tuple(args.size), view=args.view)
     print(f"{path}: {result.load.name}, {result.message}")
     return 0 if result.converged else 1
 
 
 def _cmd_explore(args) -> int:
     import segment
+    from segment._extras import require
+
+    require("pyvista", "viz", "segment explore")
     from segment import viz
 
     if not viz.has_display():
@@ -192,14 +319,18 @@ def _cmd_simulate(args) -> int:
     if not args.t_end > 0 or args.ramp < 0:
         print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
         return EXIT_USAGE
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise UsageError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not "
-                         "exist")
+    if args.out:
+        _check_output_file(args.out, "--out")
     model = segment.c5c6(data_dir=args.data)
-    print(f"simulating {args.case} for {args.t_end:g} s "
-          f"({'step' if args.ramp == 0 else f'ramp {args.ramp:g} s'})...", file=sys.stderr)
-    r = dynamics.simulate(model, cases[args.case], t_end=args.t_end, ramp=args.ramp,
-                          gravity=args.gravity)
+    logging.getLogger("segment.simulate").info(
+        "simulating %s for %g s (%s)", args.case, args.t_end,
+        "step" if args.ramp == 0 else f"ramp {args.ramp:g} s")
+    with _progress_bar(args, f"simulate {args.case}", total=args.t_end, unit=" s") as bar:
+        def progress(t: float) -> None:
+            bar.update(t - bar.n)
+
+        r = dynamics.simulate(model, cases[args.case], t_end=args.t_end, ramp=args.ramp,
+                              gravity=args.gravity, progress=progress)
     s = segment.solve(model, cases[args.case])
     q = np.concatenate([r.q[-1, :3], np.degrees(r.q[-1, 3:])])
     qs = np.concatenate([s.q[:3], np.degrees(s.q[3:])])
@@ -207,16 +338,31 @@ def _cmd_simulate(args) -> int:
     print("              x [mm]  y [mm]  z [mm]  phi_x   phi_y   phi_z [deg]")
     print("at t_end    " + "".join(f"{v:8.4f}" for v in q))
     print("static      " + "".join(f"{v:8.4f}" for v in qs))
-    print(f"kinetic energy-work error e_R = {r.energy_error:.2e}")
+    print(f"kinetic energy-work error e_R = {r.energy_error:.2e} (relative to the largest "
+          "energy term of the run)")
     if args.out:
         r.frame.to_csv(args.out, index=False)
         print(f"wrote {args.out} ({len(r.frame)} rows)")
     return 0 if r.success else 1
 
 
+def _configure_logging(args) -> None:
+    level = (logging.ERROR if args.quiet else
+             {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger("segment")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    logging.captureWarnings(False)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_join_negative_numbers(argv))
+    _configure_logging(args)
     try:
         if args.command == "cases":
             return _cmd_cases(args)
@@ -229,6 +375,13 @@ def main(argv=None) -> int:
         if args.command == "simulate":
             return _cmd_simulate(args)
         return _cmd_solve(args)
+    except ImportError as exc:  # a missing extra: one line naming it
+        from segment._extras import MissingExtraError
+
+        if not isinstance(exc, MissingExtraError):
+            raise
+        print(f"segment: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except (UsageError, ValueError) as exc:  # bad input or data: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,7 +9,7 @@ matplotlib (Agg, no display needed) and writes into ``out_dir``:
 * ``tables/*.csv``: every number shown, at full precision.
 
 Figures are made with pyplot and closed after saving; without a display matplotlib uses its Agg
-backend (the CLI sets ``MPLBACKEND=Agg``), in a notebook the inline one.
+backend (``segment validate`` selects it), in a notebook the inline one.
 
 Reference series with no values are listed as "not available"; nothing is guessed.
 """
@@ -21,6 +21,7 @@ import datetime as _dt
 import hashlib
 import html
 import io as _io
+import json
 import logging
 import platform
 import time
@@ -54,6 +55,8 @@ COMPONENT_LABELS = ("x [mm]", "y [mm]", "z [mm]", "φx [deg]", "φy [deg]", "φz
 CONFIG_COLORS = {"intact": "#1f77b4", "posterior removed": "#ff7f0e", "disc only": "#7f7f7f"}
 DPI = 110
 NOT_AVAILABLE = "not available"
+RUN_FILE = "run.json"
+"""Run details (date, machine, run time, solver timings): untracked, see .gitignore."""
 
 
 # ------------------------------------------------------------------ document model
@@ -517,9 +520,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         f"Published displacement series with values: {', '.join(available) or 'none'}; "
         f"{NOT_AVAILABLE}: {', '.join(missing) or 'none'} (fill them into "
         "`validation/reference/published_displacements.csv` and rerun).",
-        f"Generated {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC on "
-        f"{platform.machine()} / Python {platform.python_version()}; run time "
-        "{RUNTIME} s.",
+        "Everything in this report is deterministic, so a fresh run reproduces it file for "
+        f"file; when and where it ran, and the solver timings, are in `{RUN_FILE}` (not "
+        "tracked by git).",
     ])
     rep.table("checksums", checksums)
 
@@ -558,8 +561,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.heading("3. Agreement with the references")
     rep.text("Disc only against Table 2 must be exact (the tolerance is rounding of the CSV's "
              f"derived values, {v.TABLE2_REL_TOL:.0e} relative). Intact rotations are compared "
-             "with Moroney's intact stiffness (disc + posterior contribution; Moroney et al. 1988 as transcribed in AnyBody AMMR, SOURCES.md §2), turned "
-             "into a rotation at 1.8 N m. Force cases have no published intact stiffness.")
+             "with Moroney's intact stiffness (disc + posterior contribution; Moroney et al. "
+             "1988 as transcribed in AnyBody AMMR, SOURCES.md §2), turned into a rotation at "
+             "1.8 N m. Force cases have no published intact stiffness.")
     rep.table("agreement", agree,
               agree[["comparison", "case", "unit", "model", "reference", "deviation_pct",
                      "reference_kind", "why"]].rename(columns={"deviation_pct": "deviation [%]",
@@ -587,15 +591,17 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.table("facets", facets, facets[["case", "facet", "regime", "penetration_mm",
                                         "force_N"]])
     rep.text("Facet-force order of magnitude: a C5–C6 finite element study (cited by Jaumard "
-             "et al. 2011, J Biomech Eng; SOURCES.md §3) under 73.6 N compression alone and with 1.8 N m. The "
-             "source does not say whether its number is one facet or both: both are shown.")
+             "et al. 2011, J Biomech Eng; SOURCES.md §3) under 73.6 N compression alone and "
+             "with 1.8 N m. The source does not say whether its number is one facet or both: "
+             "both are shown.")
     rep.table("facet_force_check", facet_check,
               facet_check[["case", "left_N", "right_N", "sum_N", "reference_N"]])
 
     # 6. unloaded
     rep.heading("6. The unloaded equilibrium")
-    rep.text("ALL and FL are longer than their rest length at the reference pose (computed from Tables 1 and 4, SOURCES.md §4), "
-             "so without load C5 settles away from the reference pose. SOURCES.md §4 quotes an "
+    rep.text("ALL and FL are longer than their rest length at the reference pose (computed "
+             "from Tables 1 and 4, SOURCES.md §4), so without load C5 settles away from the "
+             "reference pose. SOURCES.md §4 quotes an "
              "independent estimate of about −0.36° in φy; compare the rows below (the facets "
              "resist part of that extension).")
     rep.table("unloaded", unloaded)
@@ -617,9 +623,10 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.heading("8. Solver")
     rep.text(f"Newton–Raphson from q = 0 with the exact Jacobian; tolerance "
              f"{DEFAULT_TOL:.0e} on the residual scaled by {FORCE_SCALE_N:g} N and "
-             f"{MOMENT_SCALE_NMM / 1000:g} N m; time = median of {solver_repeat} solves "
-             "on this machine.")
-    rep.table("solver", solver)
+             f"{MOMENT_SCALE_NMM / 1000:g} N m. Wall-clock times (median of {solver_repeat} "
+             f"solves) depend on the machine and are written to `{RUN_FILE}`, not here; "
+             "`benchmarks/bench_solve.py` measures them properly.")
+    rep.table("solver", solver.drop(columns=["time_ms"]))
 
     rep.heading("9. Parameter uncertainty")
     rep.text(f"{uncertainty_samples} models sampled around the published one (seed 0), every "
@@ -651,9 +658,13 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         plt.close(fig)
     for name, df in rep.tables.items():
         df.to_csv(out / "tables" / f"{name}.csv", index=False, float_format="%.10g")
+    (out / "report.md").write_text(rep.markdown())
+    (out / "report.html").write_text(rep.html(images))
     runtime = time.perf_counter() - t_start
-    md = rep.markdown().replace("{RUNTIME}", f"{runtime:.1f}")
-    (out / "report.md").write_text(md)
-    (out / "report.html").write_text(rep.html(images).replace("{RUNTIME}", f"{runtime:.1f}"))
+    run = {"generated_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+           "segment": segment.__version__, "machine": platform.machine(),
+           "python": platform.python_version(), "runtime_s": round(runtime, 2),
+           "solver_time_ms": {row.case: row.time_ms for row in solver.itertuples()}}
+    (out / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
     say(f"report written to {out} ({runtime:.1f} s)")
     return rep

@@ -137,7 +137,8 @@ def agreement_table(disp: pd.DataFrame, ref: ReferenceData,
              "Moroney's specimens with the posterior elements removed; our disc + ALL + PLL "
              "(Table 2 was taken from these tests, so ALL/PLL and their pre-strain show here)"),
             ("intact", "intact",
-             "Moroney's intact specimens (stiffness = disc + posterior, Moroney et al. 1988; SOURCES.md §2)"),
+             "Moroney's intact specimens (stiffness = disc + posterior, Moroney et al. 1988; "
+             "SOURCES.md §2)"),
         ):
             if (case, ref_config) in table.index:
                 k = float(table.loc[(case, ref_config), k_col])
@@ -325,7 +326,11 @@ def solver_table(model: Segment, cases: Mapping[str, Load], *, repeat: int = 30
 
 
 def facet_force_check(model: Segment, ref: ReferenceData) -> pd.DataFrame:
-    """Facet forces of the intact model under the FE study's loads (Jaumard et al. 2011, SOURCES.md §3)."""
+    """Facet forces of the intact model under the FE study's loads.
+
+    The loads and forces are those of the C5-C6 finite element study cited by Jaumard et al.
+    2011 (SOURCES.md §3).
+    """
     rows = []
     for rec in ref.facet_forces.to_dict(orient="records"):
         load = Load.from_si(force_N=[rec["Fx_N"], rec["Fy_N"], rec["Fz_N"]],

@@ -1,0 +1,37 @@
+"""The main job leaves a checkout clean: `segment validate` rewrites only identical files."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
+                    reason="needs git and a git checkout")
+def test_validate_leaves_a_copy_of_the_repository_clean(tmp_path):
+    """Copy every tracked file (the working tree, as a fresh clone would hold it), commit it,
+    run the README's main job there, and ask git whether anything tracked changed."""
+    copy = tmp_path / "clone"
+    files = _git(ROOT, "ls-files", "-z").stdout.split("\0")
+    for name in filter(None, files):
+        src = ROOT / name
+        if src.is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, copy / name)
+    _git(copy, "init", "-q")
+    _git(copy, "add", "-A")
+    _git(copy, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
+    run = subprocess.run([sys.executable, "-m", "segment", "-q", "validate"], cwd=copy,
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    status = _git(copy, "status", "--porcelain", "--untracked-files=all").stdout
+    assert status == "", f"`segment validate` changed tracked files:\n{status}"
+    assert (copy / "validation" / "report" / "run.json").is_file()     # ignored, not absent
