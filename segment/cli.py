@@ -53,7 +53,8 @@ class _VersionAction(argparse.Action):
         from segment import __version__
         from segment._extras import DIST_NAME
 
-        parser.exit(0, f"segment {__version__} (distribution {DIST_NAME})\n")
+        print(f"segment {__version__} (distribution {DIST_NAME})")
+        parser.exit(0)
 
 
 # Options that take a number: "--scale -inf" must reach the number check, not be read as an

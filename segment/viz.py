@@ -28,32 +28,37 @@ contact arrows     the facet force on C5 [N] at the contact point, length propor
                    magnitude (``ARROW_MM_PER_N``), drawn over the bone so that it stays visible.
 =================  ============================================================================
 
-Off-screen rendering (no display) uses Mesa's OSMesa; the window class must be chosen before
-vtk is first imported, which is why this module sets ``VTK_DEFAULT_OPENGL_WINDOW`` (unless the
-caller already did) before importing pyvista.
+Off-screen rendering without a display uses Mesa's OSMesa. VTK picks the window class from
+``VTK_DEFAULT_OPENGL_WINDOW`` each time it creates a render window, so :func:`_new_plotter`
+sets that variable only while it creates an off-screen plotter on a machine without a display
+(and only when the user has not chosen a class), then restores the environment: importing
+this module changes nothing in the process environment, and with a display VTK picks its own
+window.
+
+pyvista is the ``viz`` extra: without it, importing this module raises an ImportError that
+names the extra (``pip install "c5c6-segment[viz]"``).
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
-
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyvista as pv
 
+from segment._extras import require
 from segment.disc import DOF_NAMES
 from segment.equilibrium import EquilibriumResult, solve
 from segment.io import _Table, data_dir
 from segment.kinematics import pose
 from segment.loads import Load
 from segment.model import Segment, SegmentState
+
+pv = require("pyvista", "viz", "segment.viz (3-D views)")
 
 __all__ = [
     "ARROW_MM_PER_N",
@@ -757,7 +762,7 @@ def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", cl
     view = _resolve_view(view, result)
     scene = build_scene(result, geometry=geometry)
     clim = _default_range([result]) if clim is None else clim
-    pl = pv.Plotter(off_screen=off_screen, window_size=size)
+    pl = _new_plotter(off_screen=off_screen, window_size=size)
     _draw(pl, scene, clim=clim, view=view)
     return pl
 
@@ -784,11 +789,11 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
     Returns
     -------
     Path
-        ``path``.
+        The file written: ``path``, with ``.png`` added when it has no suffix.
     """
+    path = _image_path(path)
     pl = plot(result, size=size, view=view, clim=clim, geometry=geometry, off_screen=True)
     try:
-        path = Path(path)
         pl.screenshot(str(path))
     finally:
         pl.close()
@@ -808,7 +813,7 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
     size = _check_size(size)
     clim = _default_range(results)
     template = SceneTemplate(results[0].model, geometry=geometry)
-    pl = pv.Plotter(off_screen=True, window_size=size, shape=(3, 3), border=False)
+    pl = _new_plotter(off_screen=True, window_size=size, shape=(3, 3), border=False)
     try:
         for k, r in enumerate(results):
             pl.subplot(k // 3, k % 3)
@@ -817,11 +822,17 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
             scene = tpl.build(r.state, title=_title(r, short=True))
             _draw(pl, scene, clim=clim, view=_resolve_view(view, r), compact=True, labels=False,
                   axes=(k == 0), scalar_bar=(k == 0))
-        path = Path(path)
+        path = _image_path(path)
         pl.screenshot(str(path))
     finally:
         pl.close()
     return path
+
+
+def _image_path(path: str | Path) -> Path:
+    """The file the screenshot is written to: a name without suffix gets ``.png``."""
+    path = Path(path)
+    return path if path.suffix else path.with_name(path.name + ".png")
 
 
 def export(result: EquilibriumResult, path: str | Path, *,
@@ -842,7 +853,7 @@ def export(result: EquilibriumResult, path: str | Path, *,
     if suffix != ".gltf":
         raise ValueError(f"export format is chosen by the suffix: .gltf or .vtm, "
                          f"got {path.name!r}")
-    pl = pv.Plotter(off_screen=True)
+    pl = _new_plotter(off_screen=True)
     try:
         m = scene.meshes
         for name, color, opacity in (("c6", BONE_C6, 1.0), ("c5", BONE_C5, 1.0),
@@ -923,7 +934,7 @@ class Explorer:
         self.case_name = "unloaded"
         self.result = solve(self.model, self.load)
         self.scene = self.template.build(self.result.state, title=self._title())
-        self.plotter = pv.Plotter(off_screen=off_screen, window_size=_check_size(size))
+        self.plotter = _new_plotter(off_screen=off_screen, window_size=_check_size(size))
         self._drawn = _draw(self.plotter, self.scene, clim=tension_range, view="oblique")
         self._labels = tuple(self.scene.labels)
         self.timings: list[tuple[float, float, float]] = []
@@ -1043,6 +1054,26 @@ class Explorer:
         self.plotter.close()
 
 
+OFFSCREEN_WINDOW = "vtkOSOpenGLRenderWindow"
+"""VTK's Mesa off-screen window class, used when rendering without a display."""
+
+
+def _new_plotter(*, off_screen: bool | None, **kwargs) -> pv.Plotter:
+    """A :class:`pyvista.Plotter`; off-screen without a display, on Mesa's OSMesa window.
+
+    The variable ``VTK_DEFAULT_OPENGL_WINDOW`` is set only while the plotter (and so its
+    render window) is created, and only when the user has not set it; it is removed afterwards.
+    """
+    offscreen = off_screen if off_screen is not None else bool(pv.OFF_SCREEN)
+    if not offscreen or has_display() or "VTK_DEFAULT_OPENGL_WINDOW" in os.environ:
+        return pv.Plotter(off_screen=off_screen, **kwargs)
+    os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = OFFSCREEN_WINDOW
+    try:
+        return pv.Plotter(off_screen=True, **kwargs)
+    finally:
+        del os.environ["VTK_DEFAULT_OPENGL_WINDOW"]
+
+
 def has_display() -> bool:
     """True when an interactive window can open (a display on Linux; always elsewhere)."""
     if not sys.platform.startswith("linux"):
@@ -1061,15 +1092,6 @@ def explore(model: Segment | None = None, **kwargs) -> Explorer:
     if not has_display():
         raise RuntimeError("segment explore needs a display (no DISPLAY or WAYLAND_DISPLAY); "
                            "use 'segment render CASE' for pictures without one")
-    # The off-screen window class chosen on import (for renders) cannot show a window; VTK
-    # reads the variable each time it makes a window, so ask for an on-screen one here.
-    saved = os.environ.get("VTK_DEFAULT_OPENGL_WINDOW")
-    if saved == "vtkOSOpenGLRenderWindow" and sys.platform.startswith("linux"):
-        os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = "vtkXOpenGLRenderWindow"
-    try:
-        ex = Explorer(model, off_screen=False, **kwargs)
-    finally:
-        if saved is not None:
-            os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = saved
+    ex = Explorer(model, off_screen=False, **kwargs)
     ex.show()
     return ex

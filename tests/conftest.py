@@ -1,8 +1,4 @@
-"""Shared fixtures. Off-screen VTK must be selected before vtk is imported anywhere."""
-
-import os
-
-os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
+"""Shared fixtures. (segment.viz chooses VTK's off-screen window itself, per plotter.)"""
 
 import shutil
 

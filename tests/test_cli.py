@@ -35,6 +35,9 @@ JSON_ATOL = 1e-12
 TABLE_ATOL = 0.0005 + 1e-9     # the table prints 3 decimals
 DIFFERENT_DEG = 0.5            # a removed element must move the answer by more than this
 SUBPROCESS_TIMEOUT_S = 120
+# e_R of a correct 100 s FLX step response: the integrator's rtol 1e-6 over 1e5 output
+# spacings of energy bookkeeping stays well below 1e-2 of the energy that entered.
+ENERGY_ERROR_LONG_RUN = 1e-2
 
 
 # ---------------------------------------------------------------- helpers
@@ -130,9 +133,10 @@ def test_cases_lists_the_nine_cases(capsys):
 
 # ---------------------------------------------------------------- solve: table
 def test_solve_flx_prints_a_table_row(capsys):
-    code, out, err = run(capsys, "solve", "FLX")
+    code, out, err = run(capsys, "solve", "--from", "reference", "FLX")
     assert code == EXIT_OK and err == ""
     assert "[mm]" in out and "[deg]" in out
+    assert "from the reference pose of Table 1" in out
     row = table_row(out, "FLX")
     expected = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
     np.testing.assert_allclose([float(v) for v in row[1:7]], in_degrees(expected.q),
@@ -295,3 +299,130 @@ def test_output_into_a_missing_folder_one_line_exit_2(capsys, tmp_path):
     assert_one_line_error(*run(capsys, "simulate", "FLX", "--t-end", "0.01", "--out",
                                missing / "flx.csv"), "nowhere")
     assert_one_line_error(*run(capsys, "render", "FLX", "-o", missing / "flx.png"), "nowhere")
+
+
+# ---------------------------------------------------------------- issue 15: rough edges
+def test_default_table_measures_from_the_unloaded_equilibrium_as_the_report(capsys):
+    code, out, _ = run(capsys, "solve", "FLX")
+    assert code == EXIT_OK
+    assert "from the unloaded equilibrium (as in the validation report; see --from)" in out
+    expected = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    np.testing.assert_allclose([float(v) for v in table_row(out, "FLX")[1:7]],
+                               in_degrees(expected.displacement_from_unloaded), atol=TABLE_ATOL)
+    report = pd.read_csv(Path(__file__).resolve().parent.parent / "validation" / "report"
+                         / "tables" / "displacements.csv")
+    row = report[(report.configuration == "intact") & (report.case == "FLX")]
+    assert float(table_row(out, "FLX")[5]) == pytest.approx(float(row.phi_y_deg.iloc[0]),
+                                                             abs=TABLE_ATOL)
+    assert "-0.000" not in out
+
+
+def test_non_converged_rows_say_so_in_place_of_numbers(capsys, monkeypatch):
+    real = segment.solve
+
+    def one_iteration(model, load, **kw):
+        return real(model, load, max_iterations=1)
+
+    monkeypatch.setattr(segment, "solve", one_iteration)
+    code, out, _ = run(capsys, "solve", "FLX")
+    assert code == 1
+    row = next(line for line in out.splitlines() if line.startswith("FLX"))
+    assert row.split()[1:3] == ["NOT", "CONVERGED:"] and "did not converge" in row
+    assert "0.000" not in row and "apart" not in row     # no numbers or regimes as if a result
+
+
+@pytest.mark.parametrize("value", ["-inf", "-nan", "-1e400"])
+def test_negative_non_finite_scale_is_a_clear_error(capsys, value):
+    assert_one_line_error(*run(capsys, "solve", "--scale", value, "FLX"),
+                          "--scale", "finite", value)
+
+
+def test_negative_scale_is_a_number_not_an_option(capsys):
+    r, = run_json(capsys, "--no-facets", "--no-ligaments", "--scale", "-1", "AS")["results"]
+    # -20 N along x meets the posterior-shear stiffness of Table 2 (50 N/mm), not 62 N/mm
+    assert coords(r)[0] == pytest.approx(-20.0 / 50.0, abs=CLOSED_FORM_ATOL)
+
+
+def test_data_option_after_the_command(capsys, data_copy):
+    df = pd.read_csv(data_copy / "disc_rotational.csv", dtype=str, keep_default_na=False)
+    df.loc[df["coefficient"] == "k_phiy+", "k_Nm_per_deg"] = "0.42"
+    df.to_csv(data_copy / "disc_rotational.csv", index=False)
+    code, out, err = run(capsys, "solve", "--json", "--no-facets", "--no-ligaments", "FLX",
+                         "--data", data_copy)
+    assert code == EXIT_OK, err
+    r, = json.loads(out)["results"]
+    assert coords(r)[4] == pytest.approx(DISC_ONLY_FLX_DEG / 2, abs=CLOSED_FORM_ATOL)
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == EXIT_OK and out == f"segment {segment.__version__} (distribution c5c6-segment)\n"
+
+
+def test_python_dash_m_segment(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "segment", "cases"], capture_output=True,
+                          text=True, timeout=SUBPROCESS_TIMEOUT_S, cwd=tmp_path, check=False)
+    assert proc.returncode == EXIT_OK, proc.stderr
+    assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == list(CASES)
+
+
+def test_verbose_logs_and_quiet_silences(capsys, tmp_path):
+    import logging
+
+    code, _, err = run(capsys, "-v", "simulate", "FLX", "--t-end", "0.01")
+    assert code == EXIT_OK and "segment.simulate: simulating FLX for 0.01 s (step)" in err
+    assert logging.getLogger("segment").level == logging.INFO
+    code, _, err = run(capsys, "simulate", "FLX", "--t-end", "0.01", "-q")
+    assert code == EXIT_OK and err == ""
+    assert logging.getLogger("segment").level == logging.ERROR
+    code, _, _ = run(capsys, "solve", "FLX", "-vv")
+    assert logging.getLogger("segment").level == logging.DEBUG
+
+
+def test_render_prints_the_file_it_wrote(capsys, tmp_path):
+    code, out, err = run(capsys, "render", "FLX", "-o", tmp_path / "flx", "--size", "64", "48")
+    assert code == EXIT_OK, err
+    written = tmp_path / "flx.png"
+    assert written.is_file() and not (tmp_path / "flx").exists()
+    assert out.startswith(f"{written}: FLX")
+
+
+BAD_OUTPUTS = {
+    "render into a missing folder": (("render", "FLX", "-o", "{missing}/x.png"), "does not exist"),
+    "render under a file": (("render", "FLX", "-o", "{file}/x.png"), "does not exist"),
+    "render onto a folder": (("render", "FLX", "-o", "{folder}"), "is a folder"),
+    "validate onto a file": (("validate", "--out", "{file}"), "is not a folder"),
+    "validate under a file": (("validate", "--out", "{file}/sub"), "is not a folder"),
+    "simulate into a missing folder": (("simulate", "FLX", "--t-end", "1000", "--out",
+                                        "{missing}/x.csv"), "does not exist"),
+}
+
+
+@pytest.mark.parametrize(("argv", "why"), BAD_OUTPUTS.values(), ids=BAD_OUTPUTS.keys())
+def test_bad_output_paths_fail_before_any_work(capsys, tmp_path, monkeypatch, argv, why):
+    """The error comes before solving: solve, simulate and the report are never called."""
+    import segment.dynamics
+    import segment.report
+
+    def forbidden(*a, **k):
+        raise AssertionError("work started before the output path was checked")
+
+    monkeypatch.setattr(segment, "solve", forbidden)
+    monkeypatch.setattr(segment.dynamics, "simulate", forbidden)
+    monkeypatch.setattr(segment.report, "build_report", forbidden)
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "folder").mkdir()
+    names = {"missing": tmp_path / "nowhere", "file": tmp_path / "file",
+             "folder": tmp_path / "folder"}
+    argv = [a.format(**names) for a in argv]
+    option = "-o" if "-o" in argv else "--out"
+    assert_one_line_error(*run(capsys, *argv), f"{option} {argv[argv.index(option) + 1]}", why)
+
+
+def test_simulate_long_run_energy_error_is_small(capsys):
+    """A correct 100 s run: the balance error is relative to the energy that flowed, not to a
+    coarsely sampled kinetic-energy peak (which gave 3e5 here)."""
+    code, out, err = run(capsys, "simulate", "FLX", "--t-end", "100", "-q")
+    assert code == EXIT_OK, err
+    line = next(x for x in out.splitlines() if x.startswith("kinetic energy-work error"))
+    assert float(line.split("=")[1].split()[0]) < ENERGY_ERROR_LONG_RUN
