@@ -1,29 +1,80 @@
 #!/usr/bin/env bash
-# Install everything segment needs on a fresh Debian/Ubuntu machine: the system packages
-# (Python venv support, Mesa off-screen OpenGL for pyvista), a virtual environment in .venv and
-# the package with its test tools. Safe to run again.
+# Set up segment on Debian/Ubuntu: a virtual environment in .venv with the package and the
+# extras you ask for, plus the system packages that off-screen rendering needs. Safe to rerun.
+#
+#   bash scripts/setup.sh              # everything: tests, report, 3-D views, studies ([dev])
+#   EXTRAS=report bash scripts/setup.sh  # e.g. the report only; EXTRAS= for the core alone
+#
+# Every step says what it installs; pip and apt show their own progress. System packages are
+# installed only when the chosen extras include 3-D rendering (pyvista), with apt-get as root
+# or through sudo when sudo works without a password prompt. When neither is possible the
+# script prints the exact command to run and continues: everything except rendering works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(python3-venv libosmesa6 libgl1 libxrender1 libxext6)
-if command -v apt-get >/dev/null 2>&1; then
-    missing=()
-    for pkg in "${APT_PACKAGES[@]}"; do
-        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        echo "setup: installing system packages: ${missing[*]}"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+EXTRAS=${EXTRAS-dev}
+python=${PYTHON:-python3}
+say() { echo "setup: $*"; }
+
+# --- system packages: only for rendering (Mesa off-screen OpenGL and the X libraries vtk links)
+RENDER_PACKAGES=(libosmesa6 libgl1 libxrender1 libxext6)
+case ",$EXTRAS," in
+    *,dev,* | *,all,* | *,viz,*) needs_render=1 ;;
+    *) needs_render=0 ;;
+esac
+if [ "$needs_render" = 1 ]; then
+    if command -v dpkg >/dev/null 2>&1; then
+        missing=()
+        for pkg in "${RENDER_PACKAGES[@]}"; do
+            dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+        done
+        if [ "${#missing[@]}" -eq 0 ]; then
+            say "system packages for off-screen rendering are present (${RENDER_PACKAGES[*]})"
+        else
+            if [ "$(id -u)" -eq 0 ]; then
+                run_root=()
+            elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+                run_root=(sudo)
+            else
+                run_root=(none)
+            fi
+            if [ "${run_root[*]-}" = none ]; then
+                say "cannot install system packages here (not root, no password-less sudo)."
+                say "3-D rendering needs them; as root run:"
+                say "    apt-get install -y ${missing[*]}"
+                say "continuing: everything except rendering will work."
+            else
+                say "installing system packages for off-screen rendering: ${missing[*]}"
+                "${run_root[@]}" apt-get update
+                DEBIAN_FRONTEND=noninteractive "${run_root[@]}" apt-get install -y "${missing[@]}"
+            fi
+        fi
+    else
+        say "no dpkg/apt here: for 3-D rendering install Mesa's off-screen OpenGL (OSMesa)"
+        say "with your system's package manager; continuing without it."
     fi
-else
-    echo "setup: no apt-get here; install Mesa off-screen OpenGL (libosmesa) yourself" >&2
 fi
 
-python=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
-echo "setup: done ($(.venv/bin/python --version), segment installed in .venv)"
+# --- the virtual environment
+if [ ! -x .venv/bin/python ]; then
+    say "creating the virtual environment .venv with $("$python" --version 2>&1)"
+    if ! "$python" -m venv .venv; then
+        rm -rf .venv
+        say "error: '$python -m venv' failed; install Python's venv module (Debian/Ubuntu:"
+        say "    apt-get install -y python3-venv) and run this script again."
+        exit 1
+    fi
+fi
+
+target="."
+[ -n "$EXTRAS" ] && target=".[$EXTRAS]"
+say "installing c5c6-segment (import name: segment) with extras [${EXTRAS:-none}] into .venv"
+say "core: numpy scipy pandas numba tqdm; viz: pyvista; report: matplotlib;"
+say "study: SALib dask[distributed] pyarrow emcee; dev: all of these and the test tools"
+.venv/bin/python -m pip install --upgrade --progress-bar on pip
+# setuptools frames an informational note about editable installs ("be careful with folders
+# ... with the same name as your package") as a warning between "!!" lines; it is expected
+# here (the package is imported from this checkout on purpose), so it is filtered out.
+PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
+    .venv/bin/python -m pip install --progress-bar on -e "$target"
+say "done: $(.venv/bin/segment --version) in .venv ($(.venv/bin/python --version))"
