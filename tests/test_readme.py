@@ -68,10 +68,13 @@ def test_wheel_ships_the_data(tmp_path):
     """``pip install .`` (not only editable) must find the CSV tables."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(tmp_path), str(ROOT)], check=True)
-    (wheel,) = tmp_path.glob("segment-*.whl")
+    (wheel,) = tmp_path.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
     names = zipfile.ZipFile(wheel).namelist()
     for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv"):
         assert f"segment/data/{table}" in names
+    for shipped in ("segment/py.typed", "segment/reference_data/SOURCES.md",
+                    "segment/reference_data/REFERENCES.bib"):
+        assert shipped in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True)
