@@ -118,13 +118,11 @@ def read_bibliography(path: str | Path | None = None) -> dict[str, dict[str, str
     for match in re.finditer(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", text):
         fields = {"type": match.group(1).lower()}
         i = match.end()
-        depth = 1
-        while depth > 0 and i < len(text):
+        while True:
             field = re.match(r"\s*(\w+)\s*=\s*\{", text[i:])
             if not field:
-                close = text.find("}", i)
-                if close < 0:
-                    raise ValueError(f"{path}: entry {match.group(2)!r} is not closed")
+                if not re.match(r"\s*\}", text[i:]):
+                    raise ValueError(f"{path}: entry {match.group(2)!r} is not closed by '}}'")
                 break
             start = i + field.end()
             j, level = start, 1
