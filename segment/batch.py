@@ -18,10 +18,13 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numba import njit, prange
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from segment.disc import DOF_NAMES
 from segment.equilibrium import (
@@ -106,6 +109,8 @@ class BatchResult:
 
     def frame(self) -> pd.DataFrame:
         """Long table: one row per equilibrium, q in mm and degrees, status and message."""
+        import pandas as pd  # lazy: `import segment` stays light
+
         q = self.q.reshape(-1, 6)
         n = self.loads.shape[0]
         m = q.shape[0] // n

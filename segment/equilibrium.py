@@ -23,10 +23,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numba import njit
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from segment.disc import DOF_NAMES
 from segment.kinematics import cardan_xyz, pose
@@ -337,6 +340,8 @@ class EquilibriumResult:
 
     def table(self) -> pd.DataFrame:
         """Displacements in mm and degrees: one row per coordinate, three views as columns."""
+        import pandas as pd  # lazy: `import segment` stays light
+
         def conv(v):
             return None if v is None else np.concatenate([v[:3], np.degrees(v[3:])])
 

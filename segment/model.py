@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numba import njit
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from segment.disc import DiscStiffness, _add_disc_force
 from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
@@ -186,6 +189,8 @@ class SegmentState:
 
     def ligament_table(self) -> pd.DataFrame:
         """One row per ligament: length [mm], strain [-], tension [N], past eps_max."""
+        import pandas as pd  # lazy: `import segment` stays light
+
         return pd.DataFrame(
             [{"ligament": s.name, "length_mm": s.length, "strain": s.strain,
               "tension_N": s.tension, "beyond_eps_max": s.beyond_max} for s in self.ligaments],
@@ -193,6 +198,8 @@ class SegmentState:
 
     def facet_table(self) -> pd.DataFrame:
         """One row per facet: regime, penetration [mm], force [N], point and force in C6."""
+        import pandas as pd  # lazy: `import segment` stays light
+
         rows = []
         for s in self.facets:
             rows.append({

@@ -16,6 +16,7 @@ SMOKE = {
     "bench_batch.py": ["--n", "200", "--n-single", "10"],
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
     "bench_kernels.py": ["--n", "100"],
+    "bench_cli.py": ["--repeat", "1"],
 }
 
 
