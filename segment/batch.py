@@ -26,6 +26,7 @@ from numba import njit, prange
 if TYPE_CHECKING:
     import pandas as pd
 
+from segment._progress import bar
 from segment.disc import DOF_NAMES
 from segment.equilibrium import (
     CONVERGED,
@@ -98,6 +99,28 @@ class BatchResult:
     load_names: tuple[str, ...]
     elapsed: float
 
+    def __repr__(self) -> str:
+        n = int(np.size(self.converged))
+        shape = "x".join(str(k) for k in self.converged.shape)
+        return (f"BatchResult({n} equilibria ({shape}), {n - self.n_failed} converged, "
+                f"{self.n_failed} failed, {self.elapsed:.3g} s)")
+
+    # scipy.optimize-style names
+    @property
+    def x(self) -> np.ndarray:
+        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
+        return self.q
+
+    @property
+    def success(self) -> np.ndarray:
+        """Alias of ``converged``."""
+        return self.converged
+
+    @property
+    def nit(self) -> np.ndarray:
+        """Alias of ``iterations``."""
+        return self.iterations
+
     @property
     def n_failed(self) -> int:
         return int(np.size(self.converged) - np.count_nonzero(self.converged))
@@ -126,6 +149,30 @@ class BatchResult:
         data["iterations"] = self.iterations.reshape(-1)
         data["residual_norm"] = self.residual_norm.reshape(-1)
         return pd.DataFrame(data)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table of :meth:`frame` (``to_frame`` is the name every result uses)."""
+        return self.frame()
+
+
+def _si_loads(loads, force_N, moment_Nm):
+    """``loads``, or the (N, 6) internal-unit array of ``force_N`` [N] and ``moment_Nm`` [N m]."""
+    if force_N is None and moment_Nm is None:
+        if loads is None:
+            raise ValueError("solve_many needs loads (Load records or an (N, 6) array in N and "
+                             "N mm) or force_N and moment_Nm (SI), got none")
+        return loads
+    if loads is not None:
+        raise ValueError("give either loads or force_N and moment_Nm, not both")
+    if force_N is None or moment_Nm is None:
+        raise ValueError("force_N and moment_Nm go together (use zeros for the one you do "
+                         "not need)")
+    f = np.asarray(force_N, dtype=float)
+    m = np.asarray(moment_Nm, dtype=float)
+    if f.ndim != 2 or f.shape[1] != 3 or m.shape != f.shape:
+        raise ValueError(f"force_N and moment_Nm must both have shape (N, 3), got {f.shape} "
+                         f"and {m.shape}")
+    return np.concatenate([f, 1000.0 * m], axis=1)       # N m -> N mm, the internal unit
 
 
 def _as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -196,17 +243,27 @@ def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done)
     return q, status, norm, iters, done
 
 
-def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iterations: int = 60,
-               n_models: int | None = None) -> BatchResult:
+def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
+               tol: float = DEFAULT_TOL, max_iterations: int = 60,
+               n_models: int | None = None, progress: bool | None = None) -> BatchResult:
     """Static equilibria for many loads and, optionally, many parameter sets.
+
+    Units: the package's internal ones, N and N mm, for a raw ``loads`` array; give
+    ``force_N`` and ``moment_Nm`` instead to pass SI arrays explicitly, or :class:`Load`
+    records, which carry their own units.
 
     Parameters
     ----------
     model : Segment, sequence of Segment, or callable
         One model; or M parameter sets (every load is solved for every model); or a function
         ``i -> Segment`` called for i = 0 ... ``n_models`` - 1.
-    loads : array_like, shape (N, 6), or sequence of Load
-        Load vectors (Fx, Fy, Fz [N], Mx, My, Mz [N mm], joint frame) or Load records.
+    loads : sequence of Load, or array_like, shape (N, 6)
+        Load records; or load vectors in **internal units**: Fx, Fy, Fz [N] and Mx, My, Mz
+        [N mm] (1.8 N m is 1800), joint frame. Leave out when giving ``force_N`` and
+        ``moment_Nm``.
+    force_N, moment_Nm : array_like, shape (N, 3), keyword-only
+        The same loads in SI units: force [N] through the C5 origin and moment [N m], joint
+        frame. Both or neither; not together with ``loads``.
     q0 : "predict", "reference" or array_like, shape (6,) or (N, 6)
         Starting points. ``"predict"`` (default): the linear predictor
         ``q_u - K_u^-1 f`` from each model's unloaded equilibrium ``q_u`` with its stiffness
@@ -217,6 +274,9 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
         As :func:`segment.solve`.
     n_models : int, optional
         Number of models when ``model`` is a callable.
+    progress : bool, optional
+        A progress bar on stderr (default: when stderr is a terminal; see
+        :mod:`segment._progress`).
 
     Returns
     -------
@@ -229,9 +289,12 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
     >>> r = segment.solve_many(segment.c5c6(), list(segment.LOAD_CASES.values()))
     >>> r.q.shape, bool(r.converged.all())
     ((9, 6), True)
+    >>> si = segment.solve_many(segment.c5c6(), force_N=[[0, 0, 0]], moment_Nm=[[0, 1.8, 0]])
+    >>> bool(np.allclose(si.q[0], r.q[6]))            # the same as FLX (1.8 N m about y)
+    True
     """
     tol, max_iterations = _check_tolerances(tol, max_iterations)
-    F, names = _as_loads(loads)
+    F, names = _as_loads(_si_loads(loads, force_N, moment_Nm))
     Q0 = _as_q0(q0, F.shape[0])
     single = isinstance(model, Segment)
     if single:
@@ -252,16 +315,20 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
     out_n = np.empty((m, F.shape[0]))
     out_i = np.empty((m, F.shape[0]), dtype=np.int64)
     done = 0
-    for i in range(m):
-        mod = models(i) if callable(models) else models[i]
-        if not isinstance(mod, Segment):
-            raise TypeError(f"model {i} must be a segment.Segment, got {type(mod).__name__}")
-        start = _predict(mod, F) if Q0 is None else Q0
-        q, s, nrm, it, done = _solve_model(mod, F, start, tol, max_iterations,
-                                           "solve_many", m * F.shape[0], done)
-        out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
-        if m > 1 and (i + 1) % max(1, m // 10) == 0:
-            log.info("solve_many: %d / %d parameter sets", i + 1, m)
+    with bar(total=m * F.shape[0], desc="solve_many", unit=" eq", progress=progress) as pbar:
+        for i in range(m):
+            mod = models(i) if callable(models) else models[i]
+            if not isinstance(mod, Segment):
+                raise TypeError(f"model {i} must be a segment.Segment, got "
+                                f"{type(mod).__name__}")
+            start = _predict(mod, F) if Q0 is None else Q0
+            before = done
+            q, s, nrm, it, done = _solve_model(mod, F, start, tol, max_iterations,
+                                               "solve_many", m * F.shape[0], done)
+            pbar.update(done - before)
+            out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
+            if m > 1 and (i + 1) % max(1, m // 10) == 0:
+                log.info("solve_many: %d / %d parameter sets", i + 1, m)
     elapsed = time.perf_counter() - t0
     if single:
         out_q, out_s, out_n, out_i = out_q[0], out_s[0], out_n[0], out_i[0]

@@ -248,11 +248,10 @@ def _check_output_folder(path: str, option: str) -> Path:
 
 
 def _progress_bar(args, desc: str, total=None, unit="it"):
-    """A tqdm bar on stderr; off with -q or when stderr is not a terminal."""
-    from tqdm.auto import tqdm
+    """A tqdm bar on stderr; off with -q or when stderr is not a terminal (segment._progress)."""
+    from segment._progress import bar
 
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                disable=args.quiet or not sys.stderr.isatty())
+    return bar(total=total, desc=desc, unit=unit, progress=False if args.quiet else None)
 
 
 def _cmd_validate(args) -> int:
@@ -364,6 +363,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(_join_negative_numbers(argv))
     _configure_logging(args)
+    from segment import _progress
+
+    _progress.ENABLED = False if args.quiet else None
     try:
         if args.command == "cases":
             return _cmd_cases(args)

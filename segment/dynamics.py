@@ -476,6 +476,15 @@ class SimulationResult:
     njev: int
     nlu: int
 
+    def __repr__(self) -> str:
+        return (f"SimulationResult({len(self.t)} output times to t = {self.t[-1]:.4g} s, "
+                f"success={self.success}, energy_error={self.energy_error:.2e})"
+                if len(self.t) else f"SimulationResult(no output: {self.message})")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The time history (``frame``): one row per output time."""
+        return self.frame
+
 
 def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
              q0=None, qd0=None, inertia: BodyInertia | None = None, gravity: bool = False,
@@ -660,6 +669,19 @@ class RelaxationResult:
     residual_norm: float
     damping_norm: float
     message: str
+
+    def __repr__(self) -> str:
+        return f"RelaxationResult({self.message})"
+
+    @property
+    def x(self) -> np.ndarray:
+        """Alias of ``q`` (scipy.optimize-style)."""
+        return self.q
+
+    @property
+    def success(self) -> bool:
+        """Alias of ``converged``."""
+        return self.converged
 
 
 def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 20.0,
@@ -888,15 +910,22 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
                            message=str(sol.message))
 
 
-def plot_disc_plane(result: DiscPlaneResult, path=None):
+def plot_disc_plane(result: DiscPlaneResult, path=None, *, ax=None):
     """r/r0 and sin(alpha) over time (the cylinder paper's Fig. 7) as a matplotlib figure.
 
+    Drawn into ``ax`` when given (a matplotlib Axes of your figure), else into a new figure.
     Saved as an image at ``path`` when given (and then closed). Returns the figure.
     """
-    import matplotlib.pyplot as plt
+    from segment._extras import require
+
+    plt = require("matplotlib.pyplot", "report", "plot_disc_plane")
 
     df = result.frame
-    fig, ax = plt.subplots(figsize=(6.0, 3.6), dpi=120)
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6.0, 3.6), dpi=120)
+    else:
+        fig = ax.figure
     ax.plot(df["t_s"] * 1e3, df["r_over_r0"], label="r / r0 (virtual contact point)")
     ax.plot(df["t_s"] * 1e3, df["sin_alpha"], "--", label="sin alpha (tilt)")
     ax.set_xlabel("time [ms]")
@@ -905,7 +934,8 @@ def plot_disc_plane(result: DiscPlaneResult, path=None):
     ax.set_title("Disc dropped tilted on a plane: steep-to-flat transition")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right")
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     if path is not None:
         fig.savefig(path)
         plt.close(fig)

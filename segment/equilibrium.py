@@ -296,6 +296,30 @@ class EquilibriumResult:
     log: np.ndarray = field(repr=False)
     """Raw iteration log, shape (n, 3): load fraction, residual norm, step length per step."""
 
+    def __repr__(self) -> str:
+        if not self.converged:
+            return f"EquilibriumResult({self.load.name}: {self.message})"
+        d = np.concatenate([self.q[:3], np.degrees(self.q[3:])])
+        shown = ", ".join(f"{v + 0.0:.4g}" for v in np.round(d, 6))
+        return (f"EquilibriumResult({self.load.name}: converged in {self.iterations} "
+                f"iterations; q = [{shown}] mm, deg from the reference pose)")
+
+    # scipy.optimize-style names, for users of scipy.optimize.root
+    @property
+    def x(self) -> np.ndarray:
+        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
+        return self.q
+
+    @property
+    def success(self) -> bool:
+        """Alias of ``converged``."""
+        return self.converged
+
+    @property
+    def nit(self) -> int:
+        """Alias of ``iterations``."""
+        return self.iterations
+
     @functools.cached_property
     def message(self) -> str:
         """One line: how the solve ended."""
@@ -355,6 +379,10 @@ class EquilibriumResult:
                               else [float("nan")] * 6),
             "absolute_in_c6": conv(self.absolute),
         })
+
+    def to_frame(self) -> pd.DataFrame:
+        """The displacement table of :meth:`table` (``to_frame`` is every result's name)."""
+        return self.table()
 
     def to_dict(self) -> dict:
         """JSON-friendly summary (mm, degrees, N)."""

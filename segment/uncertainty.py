@@ -160,6 +160,16 @@ class UncertaintyResult:
     stiffness_spread: float
     assumptions: tuple[str, ...]
 
+    def __repr__(self) -> str:
+        n, c = self.converged.shape[:2]
+        return (f"UncertaintyResult({n} sampled models x {c} cases, "
+                f"{int(self.converged.sum())} of {self.converged.size} converged, stiffness "
+                f"spread {self.stiffness_spread:.0%} (assumed))")
+
+    def to_frame(self) -> pd.DataFrame:
+        """The bands of :meth:`bands` with their defaults (``to_frame``: every result's name)."""
+        return self.bands()
+
     def bands(self, *, quantiles=(0.05, 0.5, 0.95), view: str = "from_unloaded"
               ) -> pd.DataFrame:
         """One row per (case, coordinate): nominal, quantiles, min, max; mm and degrees.
@@ -207,7 +217,8 @@ class UncertaintyResult:
 
 
 def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: int = 200,
-                      stiffness_spread: float, seed: int | None = 0) -> UncertaintyResult:
+                      stiffness_spread: float, seed: int | None = 0,
+                      progress: bool | None = None) -> UncertaintyResult:
     """Sample parameters, solve every case for every sample, return the spread.
 
     Parameters
@@ -222,6 +233,8 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
         factors. :data:`ASSUMED_STIFFNESS_SPREAD` (0.20) is the documented default study,
         an assumption.
     seed : int or None
+    progress : bool, optional
+        A progress bar over the sampled equilibria (default: when stderr is a terminal).
 
     Returns
     -------
@@ -247,8 +260,8 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     loads = [Load.zero(), *[cases[n] for n in names]]
     models, samples = sample_models(model, n_samples, stiffness_spread=s, seed=seed)
     log.info("uncertainty: %d samples x %d cases", len(models), len(names))
-    res = solve_many(models, loads)
-    nominal = solve_many(model, loads)
+    res = solve_many(models, loads, progress=progress)
+    nominal = solve_many(model, loads, progress=False)
     q = res.q  # (M, 1 + n_cases, 6)
     conv = res.converged[:, 1:] & res.converged[:, :1]
     assumptions = (ASSUMPTION_NOTE.format(s),

@@ -752,17 +752,20 @@ def _check_size(size) -> tuple[int, int]:
 
 
 def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", clim=None,
-         geometry: VertebraGeometry | None = None, off_screen: bool | None = None) -> pv.Plotter:
+         geometry: VertebraGeometry | None = None, off_screen: bool | None = None,
+         plotter: pv.Plotter | None = None) -> pv.Plotter:
     """A plotter with the posed scene drawn, not yet shown.
 
     In a notebook, ``pv.set_jupyter_backend("static")`` then ``plot(result).show()`` gives a
-    picture; :func:`render` saves the same scene to a file. Parameters as for :func:`render`.
+    picture; :func:`render` saves the same scene to a file. Parameters as for :func:`render`;
+    ``plotter``: draw into this :class:`pyvista.Plotter` (its active subplot) instead of a new
+    one (``size`` and ``off_screen`` then belong to it and are not used).
     """
-    size = _check_size(size)
     view = _resolve_view(view, result)
     scene = build_scene(result, geometry=geometry)
     clim = _default_range([result]) if clim is None else clim
-    pl = _new_plotter(off_screen=off_screen, window_size=size)
+    pl = plotter if plotter is not None else _new_plotter(off_screen=off_screen,
+                                                          window_size=_check_size(size))
     _draw(pl, scene, clim=clim, view=view)
     return pl
 
