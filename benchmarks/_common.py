@@ -17,6 +17,17 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def progress(items, desc: str):
+    """``items`` with a progress bar on stderr (tqdm; off when stderr is not a terminal)."""
+    from segment._progress import bar
+
+    items = list(items)
+    with bar(total=len(items), desc=desc) as pbar:
+        for item in items:
+            yield item
+            pbar.update()
+
+
 def emit(report: dict, out: str | None) -> None:
     """Print the report as JSON; also write it to ``out`` when given."""
     text = json.dumps(report, indent=2)

@@ -19,7 +19,7 @@ import time
 
 import numba
 import numpy as np
-from _common import emit
+from _common import emit, progress
 
 import segment
 from segment.batch import random_loads, solve_many
@@ -35,7 +35,7 @@ def run(n: int, n_single: int, seed: int) -> dict:
     solve_many(model, F[:50], q0="reference")
     out = {}
     results = {}
-    for start in ("predict", "reference"):
+    for start in progress(("predict", "reference"), "bench_batch"):
         print(f"  solve_many, start={start}, N={n}...", file=sys.stderr, flush=True)
         best = None
         for _ in range(3):

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import emit, progress
+
 TARGET_S = 0.5
 BEFORE_ISSUE_15_S = 0.85
 
@@ -66,7 +68,7 @@ def run(repeat: int) -> dict:
         for cmd in commands.values():           # warm-up: fills the numba caches
             _time(cmd, tmp)
         times = {name: [] for name in commands}
-        for _ in range(repeat):                 # interleaved: the same load for all three
+        for _ in progress(range(repeat), "bench_cli"):   # interleaved: same load for all three
             for name, cmd in commands.items():
                 times[name].append(_time(cmd, tmp))
     summary = {name: {"median_s": statistics.median(t), "min_s": min(t)}
@@ -85,8 +87,6 @@ def run(repeat: int) -> dict:
 
 
 def main() -> None:
-    from _common import emit
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--out", default=None)

@@ -34,7 +34,7 @@ import statistics
 import sys
 
 import numpy as np
-from _common import emit, median_time
+from _common import emit, median_time, progress
 
 import segment
 from segment.dynamics import RELAX_TOL, relax
@@ -53,7 +53,7 @@ def run(repeat_newton: int, repeat_relax: int, n_rounds: int) -> dict:
     qu = model.unloaded.q
     zero = np.zeros(6)
     cases = {}
-    for name, load in segment.LOAD_CASES.items():
+    for name, load in progress(segment.LOAD_CASES.items(), "bench_dynamics"):
         print(f"  {name}...", file=sys.stderr, flush=True)
         s = segment.solve(model, load)
         r = relax(model, load)

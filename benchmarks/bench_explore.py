@@ -21,7 +21,7 @@ import time
 os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 
 import numpy as np
-from _common import emit
+from _common import emit, progress
 
 from segment.viz import SLIDERS, Explorer
 
@@ -40,7 +40,7 @@ def main(argv=None) -> dict:
     ex.update(render=True)  # warm-up: compiled kernels, first render
     ex.timings.clear()
     renders, failed = [], 0
-    for _ in range(args.steps):
+    for _ in progress(range(args.steps), "bench_explore"):
         name, _, (lo, hi), _, _ = SLIDERS[rng.integers(len(SLIDERS))]
         # a drag: move the slider by up to a tenth of its range
         value = float(np.clip(ex.values[name] + rng.uniform(-0.1, 0.1) * (hi - lo), lo, hi))

@@ -24,7 +24,7 @@ import statistics
 import time
 
 import numpy as np
-from _common import emit
+from _common import emit, progress
 from numba import njit
 
 import segment
@@ -138,7 +138,7 @@ def _facet_timings(model, q, n) -> list[dict]:
 def run(n: int) -> dict:
     model = segment.c5c6()
     cases = {}
-    for name, load in segment.LOAD_CASES.items():
+    for name, load in progress(segment.LOAD_CASES.items(), "bench_kernels"):
         q = np.array(segment.solve(model, load).q)
         f = load.as_array()
         row = {}

@@ -14,7 +14,7 @@ import argparse
 import platform
 
 import numpy as np
-from _common import emit, median_time
+from _common import emit, median_time, progress
 from scipy.optimize import root
 
 import segment
@@ -30,7 +30,7 @@ def run(repeat: int) -> dict:
     for load in segment.LOAD_CASES.values():        # warm-up (numba compile / cache load)
         segment.solve(model, load)
     cases = {}
-    for name, load in segment.LOAD_CASES.items():
+    for name, load in progress(segment.LOAD_CASES.items(), "bench_solve"):
         result = segment.solve(model, load)
         t_newton = median_time(lambda load=load: segment.solve(model, load), repeat)
 
