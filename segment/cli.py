@@ -361,7 +361,10 @@ def _configure_logging(args) -> None:
 def main(argv=None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(_join_negative_numbers(argv))
+    try:
+        args = parser.parse_args(_join_negative_numbers(argv))
+    except SystemExit as exc:   # --help, --version and usage errors: argparse has printed
+        return int(exc.code or 0)
     _configure_logging(args)
     from segment import _progress
 
