@@ -212,7 +212,8 @@ class ContactLaw:
     @property
     def force_at_transition(self) -> float:
         """k2 u_t^2 [N] (180 N for the published law)."""
-        return self.k_quadratic * self.u_transition**2
+        # a product, not ``**2``: inf for huge values instead of Python's OverflowError
+        return self.k_quadratic * (self.u_transition * self.u_transition)
 
     def as_array(self) -> np.ndarray:
         return np.array([self.k_quadratic, self.u_transition, self.k_linear])
