@@ -1,7 +1,8 @@
 """Command line: ``segment cases | solve | validate | render | explore | simulate``.
 
-Errors in the user's input (unknown case, bad number, unreadable data) print one line to
-stderr and exit with code 2, without a traceback.
+Errors in the user's input (unknown case, bad number, unreadable or implausible data) print one
+line to stderr and exit with code 2, without a traceback; ``--allow-implausible`` turns values
+outside their plausible ranges into one-line warnings.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _cases(args, names):
     """The named load cases of the data folder, or a UsageError naming the unknown ones."""
     from segment.io import load_parameters
 
-    cases = load_parameters(args.data).load_cases
+    cases = load_parameters(args.data, strict=not args.allow_implausible).load_cases
     unknown = [n for n in names if n not in cases]
     if unknown:
         raise UsageError(f"unknown load case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="segment", description="Mechanics of the C5-C6 motion segment.")
     parser.add_argument("--data", metavar="DIR", default=None,
                         help="folder with the CSV parameter tables (default: packaged data)")
+    parser.add_argument("--allow-implausible", action="store_true",
+                        help="load data values outside their plausible ranges with a warning "
+                             "instead of an error (not for validate: the report checks strictly)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("cases", help="list the load cases")
     p = sub.add_parser("solve", help="solve load cases for static equilibrium")
@@ -110,7 +114,7 @@ def _cmd_solve(args) -> int:
     cases = _cases(args, args.cases)
     names = list(cases)
     model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
-                         data_dir=args.data)
+                         data_dir=args.data, strict=not args.allow_implausible)
     results = [segment.solve(model, cases[n].scaled(args.scale, name=n)) for n in names]
     if args.json:
         print(json.dumps({"scale": args.scale, "results": [r.to_dict() for r in results]},
@@ -163,7 +167,8 @@ def _cmd_render(args) -> int:
         return EXIT_USAGE
     from segment import viz  # imports vtk: only for this command
 
-    result = segment.solve(segment.c5c6(data_dir=args.data), cases[args.case])
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    result = segment.solve(model, cases[args.case])
     path = viz.render(result, args.output or f"{args.case}.png", size=tuple(args.size),
                       view=args.view)
     print(f"{path}: {result.load.name}, {result.message}")
@@ -178,7 +183,7 @@ def _cmd_explore(args) -> int:
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
               "use 'segment render CASE' for pictures", file=sys.stderr)
         return EXIT_USAGE
-    viz.explore(segment.c5c6(data_dir=args.data))
+    viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible))
     return 0
 
 
@@ -195,7 +200,7 @@ def _cmd_simulate(args) -> int:
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not "
                          "exist")
-    model = segment.c5c6(data_dir=args.data)
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     print(f"simulating {args.case} for {args.t_end:g} s "
           f"({'step' if args.ramp == 0 else f'ramp {args.ramp:g} s'})...", file=sys.stderr)
     r = dynamics.simulate(model, cases[args.case], t_end=args.t_end, ramp=args.ramp,
@@ -214,9 +219,21 @@ def _cmd_simulate(args) -> int:
     return 0 if r.success else 1
 
 
+def _warn_one_line(message, category, filename, lineno, file=None, line=None):
+    print(f"segment: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn_one_line
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         if args.command == "cases":
             return _cmd_cases(args)
