@@ -31,11 +31,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import data_mutations as dm  # noqa: E402
+import data_mutations as dm
 
-import segment  # noqa: E402
-from segment import cli  # noqa: E402
-from segment.io import data_dir, load_parameters  # noqa: E402
+import segment
+from segment import cli
+from segment.io import data_dir, load_parameters
 
 
 def _names_everything(message: str, m: dm.Mutation) -> bool:
@@ -61,7 +61,7 @@ def classify_mutation(m: dm.Mutation, reference: np.ndarray, workdir: Path) -> t
             verdict, detail = "B", f"valid table refused: {msg}"
         elif not _names_everything(msg, m):
             verdict, detail = "B", f"message lacks file/field/line: {msg}"
-    except Exception as exc:  # noqa: BLE001 - the census counts every escape
+    except Exception as exc:
         verdict, detail = "B", f"deep error {type(exc).__name__}: {exc}"
     else:
         if m.expect == "reject":
@@ -80,7 +80,7 @@ def classify_mutation(m: dm.Mutation, reference: np.ndarray, workdir: Path) -> t
             code = cli.main(["--data", str(folder), "solve", "FLX"])
     except SystemExit as exc:
         code = exc.code
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return "B", f"CLI traceback {type(exc).__name__}: {exc}"
     lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
     if m.expect == "reject" and verdict == "ok" and (code != 2 or len(lines) != 1):
@@ -94,7 +94,7 @@ def _raises(fn, types, words=()) -> tuple[bool, str]:
     except types as exc:
         ok = all(w in str(exc) for w in words)
         return ok, f"{type(exc).__name__}: {exc}"
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return False, f"unrelated {type(exc).__name__}: {exc}"
     return False, f"accepted ({out!r})"[:200]
 
@@ -175,7 +175,7 @@ def solver_probes() -> dict[str, tuple[bool, str]]:
     for name, probe in probes.items():
         try:
             out[name] = probe()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             out[name] = (False, f"probe raised {type(exc).__name__}: {exc}")
     return out
 
@@ -189,7 +189,7 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
                 r = disc_contact(d1(), d2(), blend=16.7)
             except ValueError as exc:
                 return True, f"ValueError: {exc}"
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return False, f"{type(exc).__name__}: {exc}"
             vals = [r.penetration, *r.point, *r.direction, r.blend_weight, r.sin_alpha]
             if not all(map(math.isfinite, vals)):
@@ -203,7 +203,7 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
         def probe():
             try:
                 d = Disc([0, 0, 0], n, 5.0)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return False, f"{type(exc).__name__}: {exc}"
             return bool(np.allclose(d.normal, expected, atol=1e-15)), f"normal {d.normal}"
         return probe
@@ -255,7 +255,7 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
     for name, probe in probes.items():
         try:
             out[name] = probe()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             out[name] = (False, f"probe raised {type(exc).__name__}: {exc}")
     return out
 

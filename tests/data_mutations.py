@@ -177,7 +177,7 @@ def _latin1_source(text: str) -> str:
     return text.replace("Kecskemethy", "Kecskeméthy")
 
 
-L, D, R, C, F, I, LC = ("ligaments.csv", "disc_translational.csv", "disc_rotational.csv",
+L, D, R, C, F, IN, LC = ("ligaments.csv", "disc_translational.csv", "disc_rotational.csv",
                         "facet_contact_law.csv", "facets.csv", "inertia.csv", "load_cases.csv")
 
 
@@ -265,13 +265,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     _m("blend 1e300", F, "reject", set_cell(F, 1, "blend_C", "1e300"), ["blend_C"], 2),
     _m("left facet at negative y", F, "reject", set_cell(F, 1, "center_y_mm", "-20.15"),
        ["center_y_mm"], 2),
-    _m("mass in grams", I, "reject", set_cell(I, 1, "mass_kg", "230"), ["mass_kg"], 2),
-    _m("inertia in kg mm^2", I, "reject", set_cell(I, 1, "Ixx_kg_cm2", "230"),
+    _m("mass in grams", IN, "reject", set_cell(IN, 1, "mass_kg", "230"), ["mass_kg"], 2),
+    _m("inertia in kg mm^2", IN, "reject", set_cell(IN, 1, "Ixx_kg_cm2", "230"),
        ["Ixx_kg_cm2"], 2),
-    _m("reference offset 1e308", I, "reject", set_cell(I, 1, "sz_mm", "1e308"), ["sz_mm"], 2),
-    _m("reference offset in metres", I, "reject", set_cell(I, 1, "sz_mm", "0.0174"),
+    _m("reference offset 1e308", IN, "reject", set_cell(IN, 1, "sz_mm", "1e308"), ["sz_mm"], 2),
+    _m("reference offset in metres", IN, "reject", set_cell(IN, 1, "sz_mm", "0.0174"),
        ["sz_mm"], 2),
-    _m("reference tilt 1e5 deg", I, "reject", set_cell(I, 1, "phi_y_deg", "1e5"),
+    _m("reference tilt 1e5 deg", IN, "reject", set_cell(IN, 1, "phi_y_deg", "1e5"),
        ["phi_y_deg"], 2),
     _m("load in N mm", LC, "reject", set_cell(LC, 7, "My_Nm", "1800"), ["My_Nm"], 8),
     _m("load 1e308", LC, "reject", set_cell(LC, 1, "Fx_N", "1e308"), ["Fx_N"], 2),
@@ -280,7 +280,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     _m("unknown ligament", L, "reject", set_cell(L, 1, "name", "ALLL"), ["name"], 2),
     _m("duplicate ligament", L, "reject", set_cell(L, 2, "name", "ALL"), ["name"], 3),
     _m("missing ligament row", L, "reject", edit_rows(L, _drop_row(6)), ["name"]),
-    _m("unknown body", I, "reject", set_cell(I, 1, "body", "C4"), ["body"], 2),
+    _m("unknown body", IN, "reject", set_cell(IN, 1, "body", "C4"), ["body"], 2),
     _m("duplicate facet side", F, "reject", set_cell(F, 2, "side", "left"), ["side"], 3),
     _m("duplicate load case", LC, "reject", set_cell(LC, 2, "name", "AS"), ["name"], 3),
     _m("empty load name", LC, "reject", set_cell(LC, 2, "name", ""), ["name"], 3),
@@ -296,7 +296,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     # ------------------------------------------------------- encoding and dialect
     _m("UTF-8 BOM", L, "accept", transform_bytes(L, lambda b: b"\xef\xbb\xbf" + b),
        cls="error"),
-    _m("BOM on every table", I, "accept",
+    _m("BOM on every table", IN, "accept",
        lambda folder: [transform_bytes(t, lambda b: b"\xef\xbb\xbf" + b)(folder)
                        for t in TABLES], cls="error"),
     _m("CRLF line ends", L, "accept", rewrite(L, lineterminator="\r\n")),
@@ -305,7 +305,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     _m("extra column", L, "accept", edit_rows(L, _add_column)),
     _m("semicolon separator", L, "reject", rewrite(L, delimiter=";"), ["';'"], cls="error"),
     _m("tab separator", F, "reject", rewrite(F, delimiter="\t"), ["tab"], cls="error"),
-    _m("latin-1 text", I, "reject", transform_text(I, _latin1_source, encoding="latin-1"), [],
+    _m("latin-1 text", IN, "reject", transform_text(IN, _latin1_source, encoding="latin-1"), [],
        cls="error"),
     _m("UTF-16 text", LC, "reject", transform_text(LC, lambda t: t, encoding="utf-16"), [],
        cls="error"),
