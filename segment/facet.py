@@ -140,7 +140,8 @@ class Disc:
                             f"{type(radius).__name__} {radius!r}")
         if not (np.isfinite(radius) and radius > 0):
             raise ValueError(f"disc radius must be > 0 [mm], got {radius!r}")
-        length = float(np.linalg.norm(n))
+        with np.errstate(over="ignore", under="ignore"):
+            length = float(np.linalg.norm(n))
         if not _SAFE_MIN <= length <= _SAFE_MAX:  # |n|^2 would under- or overflow: pre-scale
             big = float(np.max(np.abs(n)))
             if big == 0.0:
