@@ -407,10 +407,12 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
 def _check_tolerances(tol, max_iterations) -> tuple[float, int]:
     """``tol`` in [TOL_FLOOR, TOL_CEILING] and ``max_iterations`` in [1, MAX_ITERATIONS_LIMIT]
     (also used by solve_many). Bools and strings are TypeErrors, not numbers."""
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real):
+    # exact float / int first: the ABC checks cost ~1 % of a 20 us solve
+    if type(tol) is not float and (isinstance(tol, (bool, np.bool_))
+                                   or not isinstance(tol, numbers.Real)):
         raise TypeError(f"tol must be a real number, got {type(tol).__name__} {tol!r}")
-    if (isinstance(max_iterations, (bool, np.bool_))
-            or not isinstance(max_iterations, numbers.Integral)):
+    if type(max_iterations) is not int and (isinstance(max_iterations, (bool, np.bool_))
+                                            or not isinstance(max_iterations, numbers.Integral)):
         raise TypeError(f"max_iterations must be an integer, got "
                         f"{type(max_iterations).__name__} {max_iterations!r}")
     tol_f, n = float(tol), int(max_iterations)
