@@ -276,6 +276,7 @@ class _Table:
         self.strict = strict
         self.errors: list[str] = []
         self.bad_rows: set[int] = set()
+        self.broken_rows: set[int] = set()
         text = _read_text(self.path)
         try:
             reader = csv.reader(io.StringIO(text, newline=""))
@@ -304,12 +305,13 @@ class _Table:
             if len(cells) != len(header):
                 self.error(i, None, f"expected {len(header)} fields ({', '.join(header)}), "
                                     f"got {len(cells)}")
+                self.broken_rows.add(i)      # its cells are not parsed (no follow-up errors)
                 cells = (cells + [""] * len(header))[: len(header)]
             self.records.append({h: c.strip() for h, c in zip(header, cells, strict=True)})
         if not self.records:
             raise ValueError(f"{self.name}: no data rows")
         for i, row in self.rows():
-            if not row["source"]:
+            if not row["source"] and i not in self.broken_rows:
                 self.error(i, "source", "empty; every row must say where its numbers come from")
 
     def where(self, i: int | None, col: str | None) -> str:
@@ -352,6 +354,8 @@ class _Table:
 
     def number(self, i: int, row: dict, col: str, *, positive=False, nonnegative=False) -> float:
         """The cell as a finite float (NaN after recording an error)."""
+        if i in self.broken_rows:
+            return math.nan
         raw = row[col]
         try:
             value = parse_number(raw)
@@ -374,6 +378,8 @@ class _Table:
         return value
 
     def key(self, i: int, row: dict, col: str, allowed: tuple[str, ...]) -> str | None:
+        if i in self.broken_rows:
+            return None
         value = row[col]
         if value not in allowed:
             self.error(i, col, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
