@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import numbers
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,7 +251,7 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
         if n_models < 1:
             raise ValueError(f"n_models must be >= 1 with a model function, got {n_models!r}")
         models, m = model, int(n_models)
-    elif not isinstance(model, Sequence):
+    elif not isinstance(model, Iterable):
         raise TypeError(f"model must be a segment.Segment, a sequence of them or a function "
                         f"i -> Segment, got {type(model).__name__}")
     else:
