@@ -89,7 +89,7 @@ LOAD_CASES = MappingProxyType(load_parameters().load_cases)
 """The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""
 
 
-def c5c6(*, ligaments=True, facets=True, data_dir=None) -> Segment:
+def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True) -> Segment:
     """The published C5-C6 model.
 
     Parameters
@@ -99,12 +99,20 @@ def c5c6(*, ligaments=True, facets=True, data_dir=None) -> Segment:
         for the segment with the posterior elements removed.
     facets : bool
         Include the two facet joints.
-    data_dir : path, optional
+    data_dir : str or path-like, optional
         A folder with the same CSV tables as ``data/`` (default: the packaged tables).
+    strict : bool
+        False turns values outside their plausible range into warnings (see
+        :func:`segment.load_parameters`).
     """
-    p = load_parameters(data_dir)
     if not isinstance(facets, bool):
         raise TypeError(f"facets must be True or False, got {facets!r}")
+    if not (isinstance(ligaments, bool) or ligaments is None):
+        names = (ligaments,) if isinstance(ligaments, str) else ligaments
+        if not (isinstance(names, (tuple, list)) and all(isinstance(n, str) for n in names)):
+            raise TypeError(f"ligaments must be True, False or a sequence of ligament names "
+                            f"(str), got {ligaments!r}")
+    p = load_parameters(data_dir, strict=strict)
     model = Segment(reference=p.reference, disc=p.disc, ligaments=p.ligaments,
                     facets=p.facets if facets else (), contact_law=p.contact_law,
                     inertia=p.inertia["C5"])
@@ -112,6 +120,4 @@ def c5c6(*, ligaments=True, facets=True, data_dir=None) -> Segment:
         return model
     if ligaments is False or ligaments is None:
         return model.replace(ligaments=())
-    if isinstance(ligaments, str):
-        ligaments = (ligaments,)
-    return model.with_ligaments(ligaments)
+    return model.with_ligaments(names)

@@ -15,8 +15,9 @@ never NaN.
 from __future__ import annotations
 
 import logging
+import numbers
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -176,11 +177,17 @@ def _si_loads(loads, force_N, moment_Nm):
 
 
 def _as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
+    if not isinstance(loads, (Load, np.ndarray, Sequence)) or isinstance(loads, (str, bytes)):
+        raise TypeError(f"loads must be an (N, 6) array or a sequence of segment.Load, got "
+                        f"{type(loads).__name__}")
     if isinstance(loads, Load):
         loads = [loads]
     if isinstance(loads, np.ndarray) or (
             isinstance(loads, Sequence) and loads and not isinstance(loads[0], Load)):
-        F = np.array(loads, dtype=float)
+        F = np.asarray(loads)
+        if F.dtype.kind not in "iuf":
+            raise TypeError(f"loads must be real numbers [N, N mm], got dtype {F.dtype}")
+        F = np.array(F, dtype=float)
         if F.ndim != 2 or F.shape[1] != 6:
             raise ValueError(f"loads must have shape (N, 6) [N, N mm], got {F.shape}")
         names = tuple(f"load {k}" for k in range(F.shape[0]))
@@ -218,7 +225,10 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
         if q0 != "reference":
             raise ValueError(f"q0 must be 'predict', 'reference' or an array, got {q0!r}")
         return np.zeros((n, 6))
-    q = np.array(q0, dtype=float)
+    q = np.asarray(q0)
+    if q.dtype.kind not in "iuf":
+        raise TypeError(f"q0 must be real numbers [mm, rad], got dtype {q.dtype}")
+    q = np.array(q, dtype=float)
     if q.shape == (6,):
         q = np.tile(q, (n, 1))
     if q.shape != (n, 6) or not np.all(np.isfinite(q)):
@@ -301,9 +311,17 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
         models: Sequence[Segment] | Callable = [model]
         m = 1
     elif callable(model):
-        if n_models is None or int(n_models) < 1:
+        if n_models is None:
+            raise ValueError("n_models must be given (an integer >= 1) with a model function")
+        if isinstance(n_models, bool) or not isinstance(n_models, numbers.Integral):
+            raise TypeError(f"n_models must be an integer >= 1 with a model function, got "
+                            f"{n_models!r}")
+        if n_models < 1:
             raise ValueError(f"n_models must be >= 1 with a model function, got {n_models!r}")
         models, m = model, int(n_models)
+    elif not isinstance(model, Iterable):
+        raise TypeError(f"model must be a segment.Segment, a sequence of them or a function "
+                        f"i -> Segment, got {type(model).__name__}")
     else:
         models = list(model)
         m = len(models)

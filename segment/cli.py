@@ -7,6 +7,8 @@ paths are checked before any work starts. ``python -m segment`` is the same prog
 Options every command takes, before or after the command name: ``--data DIR``,
 ``-v/--verbose`` (logging: once for progress messages, twice for debug), ``-q/--quiet`` (no
 progress bars or messages). ``--version`` prints the version.
+``--allow-implausible`` turns data values outside their plausible ranges into one-line
+warnings.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def _cases(args, names):
     """The named load cases of the data folder, or a UsageError naming the unknown ones."""
     from segment.io import load_parameters
 
-    cases = load_parameters(args.data).load_cases
+    cases = load_parameters(args.data, strict=not args.allow_implausible).load_cases
     unknown = [n for n in names if n not in cases]
     if unknown:
         raise UsageError(f"unknown load case(s) {', '.join(unknown)}; known: {', '.join(cases)}")
@@ -94,6 +96,10 @@ def _add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
                         **({"default": 0} if top else kw))
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars or progress messages",
+                        **({"default": False} if top else kw))
+    parser.add_argument("--allow-implausible", action="store_true",
+                        help="load data values outside their plausible ranges with a warning "
+                             "instead of an error (not for validate: the report checks strictly)",
                         **({"default": False} if top else kw))
 
 
@@ -176,7 +182,7 @@ def _cmd_solve(args) -> int:
     cases = _cases(args, args.cases)
     names = list(cases)
     model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
-                         data_dir=args.data)
+                         data_dir=args.data, strict=not args.allow_implausible)
     results = [segment.solve(model, cases[n].scaled(args.scale, name=n)) for n in names]
     if args.json:
         print(json.dumps({"scale": args.scale, "results": [r.to_dict() for r in results]},
@@ -288,7 +294,8 @@ def _cmd_render(args) -> int:
     require("pyvista", "viz", "segment render")
     from segment import viz  # imports vtk: only for this command
 
-    result = segment.solve(segment.c5c6(data_dir=args.data), cases[args.case])
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    result = segment.solve(model, cases[args.case])
     path = viz.render(result, output, size=tuple(args.size), view=args.view)
     print(f"{path}: {result.load.name}, {result.message}")
     return 0 if result.converged else 1
@@ -305,7 +312,7 @@ def _cmd_explore(args) -> int:
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
               "use 'segment render CASE' for pictures", file=sys.stderr)
         return EXIT_USAGE
-    viz.explore(segment.c5c6(data_dir=args.data))
+    viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible))
     return 0
 
 
@@ -321,7 +328,7 @@ def _cmd_simulate(args) -> int:
         return EXIT_USAGE
     if args.out:
         _check_output_file(args.out, "--out")
-    model = segment.c5c6(data_dir=args.data)
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     logging.getLogger("segment.simulate").info(
         "simulating %s for %g s (%s)", args.case, args.t_end,
         "step" if args.ramp == 0 else f"ramp {args.ramp:g} s")
@@ -358,7 +365,13 @@ def _configure_logging(args) -> None:
     logging.captureWarnings(False)
 
 
+def _warn_one_line(message, category, filename, lineno, file=None, line=None):
+    print(f"segment: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    import warnings
+
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -369,6 +382,12 @@ def main(argv=None) -> int:
     from segment import _progress
 
     _progress.ENABLED = False if args.quiet else None
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn_one_line
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         if args.command == "cases":
             return _cmd_cases(args)

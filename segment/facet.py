@@ -81,6 +81,8 @@ and slope at u_t). The force on disc 1 (C5) is ``F_c * direction``; C6 receives 
 from __future__ import annotations
 
 import cmath
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +105,24 @@ _TINY = 1e-300
 _INSIDE_SLACK = 1e-12
 
 
+# Magnitudes whose squares and products neither overflow nor lose precision to underflow
+# (2^-500 ~ 3e-151, 2^500 ~ 3e150); outside them disc_contact scales lengths (see there).
+_SAFE_MIN = 2.0**-500
+_SAFE_MAX = 2.0**500
+
+
+def _real_vector(value, name: str, unit: str) -> np.ndarray:
+    """3 finite real numbers as a new float array, or an error naming the field."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"disc {name} must be 3 real numbers {unit}, got {value!r}")
+    a = np.array(a, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"disc {name} must be 3 finite numbers {unit}, got {value!r}"
+                         .replace("  ", " "))
+    return a
+
+
 @dataclass(frozen=True, eq=False)
 class Disc:
     """A cylinder end face: centre [mm], outward unit normal, radius [mm]."""
@@ -112,23 +132,28 @@ class Disc:
     radius: float
 
     def __post_init__(self):
-        c = np.array(self.center, dtype=float)
-        n = np.array(self.normal, dtype=float)
-        if c.shape != (3,) or not np.all(np.isfinite(c)):
-            raise ValueError(f"disc center must be 3 finite numbers [mm], got {self.center!r}")
-        if n.shape != (3,) or not np.all(np.isfinite(n)):
-            raise ValueError(f"disc normal must be 3 finite numbers, got {self.normal!r}")
-        length = float(np.linalg.norm(n))
-        if not length > 1e-12:
-            raise ValueError(f"disc normal must be non-zero, got {self.normal!r}")
-        if not (np.isfinite(self.radius) and self.radius > 0):
-            raise ValueError(f"disc radius must be > 0 [mm], got {self.radius!r}")
+        c = _real_vector(self.center, "center", "[mm]")
+        n = _real_vector(self.normal, "normal", "")
+        radius = self.radius
+        if isinstance(radius, (bool, np.bool_)) or not isinstance(radius, numbers.Real):
+            raise TypeError(f"disc radius must be a real number [mm], got "
+                            f"{type(radius).__name__} {radius!r}")
+        if not (np.isfinite(radius) and radius > 0):
+            raise ValueError(f"disc radius must be > 0 [mm], got {radius!r}")
+        with np.errstate(over="ignore", under="ignore"):
+            length = float(np.linalg.norm(n))
+        if not _SAFE_MIN <= length <= _SAFE_MAX:  # |n|^2 would under- or overflow: pre-scale
+            big = float(np.max(np.abs(n)))
+            if big == 0.0:
+                raise ValueError(f"disc normal must be non-zero, got {self.normal!r}")
+            n = n / big
+            length = float(np.linalg.norm(n))
         n = n / length
         c.setflags(write=False)
         n.setflags(write=False)
         object.__setattr__(self, "center", c)
         object.__setattr__(self, "normal", n)
-        object.__setattr__(self, "radius", float(self.radius))
+        object.__setattr__(self, "radius", float(radius))
 
     def transformed(self, R: np.ndarray, p: np.ndarray) -> Disc:
         """This disc mapped by ``x -> R x + p`` (R a rotation)."""
@@ -212,7 +237,8 @@ class ContactLaw:
     @property
     def force_at_transition(self) -> float:
         """k2 u_t^2 [N] (180 N for the published law)."""
-        return self.k_quadratic * self.u_transition**2
+        # a product, not ``**2``: inf for huge values instead of Python's OverflowError
+        return self.k_quadratic * (self.u_transition * self.u_transition)
 
     def as_array(self) -> np.ndarray:
         return np.array([self.k_quadratic, self.u_transition, self.k_linear])
@@ -372,7 +398,16 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
     -------
     ContactResult
         Penetration [mm] (>= 0), virtual contact point, direction of the force on disc 1 and
-        the regime. Never NaN for finite discs.
+        the regime. Finite for finite discs at any magnitude: beyond ~1e150 mm or below
+        ~1e-150 mm the lengths are translated to C2 and scaled by a power of two before the
+        kernel (exact); a penetration or point beyond the floating-point range, or radii too
+        small against the centre distance to resolve a contact, raise ``ValueError`` saying
+        the magnitudes are out of range.
+
+    Raises
+    ------
+    TypeError
+        ``blend`` not a real number (a bool or a string).
 
     Examples
     --------
@@ -384,20 +419,75 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
     >>> round(r.penetration, 12), r.regime, r.direction.tolist()
     (0.1, 'flat', [0.0, 0.0, 1.0])
     """
+    if isinstance(blend, (bool, np.bool_)) or not isinstance(blend, numbers.Real):
+        raise TypeError(f"blend constant C must be a real number, got {blend!r}")
     if not (np.isfinite(blend) and blend >= 0):
         raise ValueError(f"blend constant C must be >= 0, got {blend!r}")
-    u, point, direction, regime, case, weight, sin_a = _contact(
-        _tuple(disc1.center), _tuple(disc1.normal), disc1.radius,
-        _tuple(disc2.center), _tuple(disc2.normal), disc2.radius, float(blend))
+    c1, c2, r1, r2 = disc1.center, disc2.center, disc1.radius, disc2.radius
+    size = max(float(np.max(np.abs(c1))), float(np.max(np.abs(c2))), r1, r2)
+    if size <= _SAFE_MAX and min(r1, r2) >= _SAFE_MIN:
+        u, point, direction, regime, case, weight, sin_a = _contact(
+            _tuple(c1), _tuple(disc1.normal), r1, _tuple(c2), _tuple(disc2.normal), r2,
+            float(blend))
+        point = np.array([x.real for x in point])
+        u = u.real
+    else:
+        u, point, direction, regime, case, weight, sin_a = _contact_scaled(disc1, disc2,
+                                                                           float(blend))
     return ContactResult(
-        penetration=max(u.real, 0.0),
-        point=np.array([x.real for x in point]),
+        penetration=max(u, 0.0),
+        point=point,
         direction=np.array([x.real for x in direction]),
         regime=REGIMES[regime],
         case=REGIMES[case],
         blend_weight=weight.real,
         sin_alpha=sin_a.real,
     )
+
+
+def _contact_scaled(disc1: Disc, disc2: Disc, blend: float):
+    """The kernel on a local origin (C2) with lengths scaled by a power of two.
+
+    For discs whose lengths would overflow when squared (centres or radii beyond ~1e150) or
+    lose precision to underflow (radii below ~1e-150): translate to C2 and divide every length
+    by 2^e ~ the local size max(|C1 - C2|, r1, r2), exactly (a power of two), so the kernel
+    sees in-plane magnitudes <= 1; scale the penetration and point back. Finite inputs give finite
+    outputs or a ValueError saying which magnitudes are out of floating-point range.
+    """
+    c1, c2, r1, r2 = disc1.center, disc2.center, disc1.radius, disc2.radius
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = c1 - c2
+        if np.all(np.isfinite(d)):
+            # the kernel squares in-plane lengths (radii, offset across n2) only; the offset
+            # along n2 enters linearly, so it does not set the scale
+            d_perp = d - (d @ disc2.normal) * disc2.normal
+            e = math.frexp(max(float(np.max(np.abs(d_perp))), r1, r2))[1]
+            d_s = np.ldexp(d, -e)
+        else:  # |C1 - C2| beyond the float range: subtract after scaling
+            e = math.frexp(max(float(np.max(np.abs(c1))), float(np.max(np.abs(c2))), r1,
+                               r2))[1]
+            d_s = np.ldexp(c1, -e) - np.ldexp(c2, -e)
+    if not np.all(np.isfinite(d_s)):
+        raise ValueError(f"disc_contact: magnitudes out of range: the centre distance of discs "
+                         f"at {c1.tolist()} and {c2.tolist()} mm exceeds the floating-point "
+                         f"range relative to the radii {r1:g} and {r2:g} mm")
+    r1_s, r2_s = float(np.ldexp(r1, -e)), float(np.ldexp(r2, -e))
+    u, point, direction, regime, case, weight, sin_a = _contact(
+        _tuple(d_s), _tuple(disc1.normal), r1_s, (0j, 0j, 0j), _tuple(disc2.normal), r2_s,
+        blend)
+    if not (r1_s >= _SAFE_MIN and r2_s >= _SAFE_MIN) and regime not in (APART, NOT_FACING):
+        # radii this small against the distance are only resolved when clearly apart
+        raise ValueError(f"disc_contact: magnitudes out of range: radii {r1:g} and {r2:g} mm "
+                         f"against centres {c1.tolist()} and {c2.tolist()} mm span more orders "
+                         "of magnitude than floating point resolves")
+    with np.errstate(over="ignore"):
+        u = float(np.ldexp(u.real, e))          # math.ldexp would raise OverflowError
+        point = c2 + np.ldexp(np.array([x.real for x in point]), e)
+    if not (math.isfinite(u) and np.all(np.isfinite(point))):
+        raise ValueError(f"disc_contact: magnitudes out of range: the penetration or contact "
+                         f"point of discs at {c1.tolist()} and {c2.tolist()} mm (radii {r1:g}, "
+                         f"{r2:g} mm) exceeds the floating-point range")
+    return u, point, direction, regime, case, weight, sin_a
 
 
 @dataclass(frozen=True, eq=False)

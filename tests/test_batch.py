@@ -78,15 +78,42 @@ def test_callers_array_unchanged(model):
     np.testing.assert_array_equal(F, before)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"tol": "a"}, "tol must be a number"),
-    ({"tol": -1.0}, "tol must be > 0"),
-    ({"max_iterations": 1.5}, "max_iterations must be an integer >= 1"),
-    ({"max_iterations": 0}, "max_iterations must be an integer >= 1"),
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"tol": "a"}, TypeError, "tol must be a real number, got str"),
+    ({"tol": True}, TypeError, "tol must be a real number, got bool"),
+    ({"tol": -1.0}, ValueError, "tol must be > 0"),
+    ({"tol": 1e-16}, ValueError, "tol must be >= 1e-12"),
+    ({"tol": 1e6}, ValueError, "tol must be <= 0.001"),
+    ({"max_iterations": 1.5}, TypeError, "max_iterations must be an integer, got float"),
+    ({"max_iterations": True}, TypeError, "max_iterations must be an integer, got bool"),
+    ({"max_iterations": 0}, ValueError, "max_iterations must be an integer >= 1"),
+    ({"max_iterations": 10**9}, ValueError, "<= 10000"),
+    ({"q0": np.zeros(6) + 1e-3j}, TypeError, "q0 must be .*real numbers"),
 ])
-def test_solve_many_checks_tolerances_like_solve(model, kwargs, message):
+def test_solve_many_checks_tolerances_like_solve(model, kwargs, error, message):
     loads = list(segment.LOAD_CASES.values())[:2]
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         segment.solve_many(model, loads, **kwargs)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         segment.solve(model, loads[0], **kwargs)
+
+
+def test_numpy_scalars_are_accepted_as_settings(model):
+    load = segment.LOAD_CASES["FLX"]
+    r = segment.solve(model, load, tol=np.float64(1e-10), max_iterations=np.int64(60))
+    assert r.converged
+    assert segment.solve_many(model, [load], max_iterations=np.int32(60)).converged.all()
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda m: solve_many(None, random_loads(2)), TypeError, "model must be a segment.Segment"),
+    (lambda m: solve_many(m, None), TypeError, "loads must be an"),
+    (lambda m: solve_many(m, "FLX"), TypeError, "loads must be an"),
+    (lambda m: solve_many(lambda i: m, random_loads(2), n_models=2.7), TypeError, "n_models"),
+    (lambda m: solve_many(lambda i: m, random_loads(2), n_models=True), TypeError, "n_models"),
+    (lambda m: solve_many(lambda i: m, random_loads(2), n_models=0), ValueError, "n_models"),
+    (lambda m: solve_many(m, random_loads(2) + 0j), TypeError, "loads must be real"),
+])
+def test_solve_many_argument_errors_name_the_argument(model, call, error, message):
+    with pytest.raises(error, match=message):
+        call(model)

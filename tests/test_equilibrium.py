@@ -83,7 +83,7 @@ def test_bad_inputs_raise_clear_errors(model):
         segment.solve(model, "AS")
     with pytest.raises(TypeError, match=r"model must be a segment\.Segment, got NoneType"):
         segment.solve(None, segment.LOAD_CASES["AS"])
-    with pytest.raises(ValueError, match="tol must be a number > 0"):
+    with pytest.raises(TypeError, match="tol must be a real number, got str"):
         segment.solve(model, segment.LOAD_CASES["AS"], tol="tight")
     with pytest.raises(TypeError, match="facets must be True or False"):
         segment.c5c6(facets="no")
