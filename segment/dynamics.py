@@ -766,7 +766,7 @@ def _disc_plane_rhs(y, m, inertia, radius, blend, law, damping, grav, plane_radi
     c2 = (x + 0j, 0j, 0j)  # plane patch centred below the disc: the disc stays inside it
     n2 = (0j, 0j, 1.0 + 0j)
     u, point, direction, _, _, weight, sin_a = _contact(c1, n1, radius, c2, n2,
-                                                         plane_radius, blend)
+                                                         plane_radius, blend, law[3] > 0.5)
     f_el, _ = _contact_force(u, law)
     rate = u.imag / h
     total = 0.0

@@ -91,9 +91,9 @@ from segment._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
 
 # Regime codes of the kernel and their names.
-APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE = range(7)
+APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE, DISLOCATED = range(8)
 REGIMES = ("apart", "not-facing", "flat", "almost-flat", "edge-face-1", "edge-face-2",
-           "edge-edge")
+           "edge-edge", "dislocated")
 # Blend weight below which the virtual point is nearer M than P: reported as "almost-flat".
 ALMOST_FLAT_WEIGHT = 0.5
 # Faces this close to parallel are reported as "flat" (rounding of rotated normals is ~1e-16).
@@ -101,6 +101,15 @@ PARALLEL_SIN_ALPHA = 1e-12
 _TINY = 1e-300
 # Relative slack of the "rim point lies within the other disc" tests (rounding of |w| = 1).
 _INSIDE_SLACK = 1e-12
+# Width of the turn of the line of action from a face normal to the bisector, as a fraction of
+# the smaller radius (item 8): 0.5 mm for the 5 mm facets.
+CASE_BLEND_FRACTION = 0.1
+# Below this cos(alpha) (alpha > 75.5 deg) the penetration fades to 0 at alpha = 90 deg (item 9).
+FACING_FADE_COS = 0.25
+# Relative tolerance of the contact law's slope continuity k1 = 2 k2 u_t.
+LAW_SLOPE_RTOL = 1e-9
+# Where the penetration is measured (item 10): at the virtual point P' or at the edge point P.
+PENETRATION_AT = ("virtual", "edge")
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,9 +168,13 @@ class ContactResult:
         Unit vector along which the contact force pushes disc 1: the bisector
         (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring); n2 when
         the faces do not face each other or their projections do not overlap (no force then).
+        The line of action of item 8: n2 when the edge of disc 1 rests on face 2, -n1 in the
+        mirror case, the bisector (n2 - n1)/|n2 - n1| in edge-edge contact and turning
+        continuously between them.
     regime : str
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
-        disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
+        disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3),
+        ``dislocated`` (item 9).
     case : str
         The steep contact case behind P (``edge-face-1``, ``edge-face-2``, ``edge-edge``);
         ``flat`` for parallel faces (no steep point), the regime when apart or not facing.
@@ -169,6 +182,9 @@ class ContactResult:
         1 - exp(-C sin alpha): 0 at M (flat), 1 at P (steep).
     sin_alpha : float
         Sine of the angle between the face normals.
+    dislocated : bool
+        The projected faces no longer overlap while disc 1 lies below the plane of face 2
+        beside it (regime ``dislocated``, item 9): disc 1 has left disc 2.
     """
 
     penetration: float
@@ -178,6 +194,7 @@ class ContactResult:
     case: str
     blend_weight: float
     sin_alpha: float
+    dislocated: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,12 +211,21 @@ class ContactLaw:
         k1 [N/mm] (1.2e6 N/m = 1200 N/mm).
     damping : float
         b_f [N s/mm] (300 N s/m = 0.3 N s/mm); dynamics only.
+    penetration_at : {"virtual", "edge"}
+        Where the penetration u is measured once the contact point is blended: at the
+        virtual point P' (default) or at the edge point P (item 10 of the module docstring).
+
+    The law is continuous in value by construction and in slope when
+    ``k_linear = 2 k_quadratic u_transition`` (the published values: 1200 = 2 * 2000 * 0.3);
+    a law whose slope would jump at u_t is rejected (relative tolerance
+    :data:`LAW_SLOPE_RTOL`, rounding of values given in other units).
     """
 
     k_quadratic: float
     u_transition: float
     k_linear: float
     damping: float = 0.0
+    penetration_at: str = "virtual"
 
     def __post_init__(self):
         for name in ("k_quadratic", "u_transition", "k_linear"):
@@ -208,6 +234,12 @@ class ContactLaw:
                 raise ValueError(f"contact law: {name} must be > 0, got {v}")
         if not (np.isfinite(self.damping) and self.damping >= 0):
             raise ValueError(f"contact law: damping must be >= 0, got {self.damping}")
+        slope = 2.0 * self.k_quadratic * self.u_transition
+        if not abs(self.k_linear - slope) <= LAW_SLOPE_RTOL * slope:
+            raise ValueError(f"contact law: k_linear must equal 2 k_quadratic u_transition = "
+                             f"{slope:g} N/mm (continuous slope at u_transition), got "
+                             f"{self.k_linear:g}")
+        _check_penetration_at(self.penetration_at, "contact law")
 
     @property
     def force_at_transition(self) -> float:
@@ -215,7 +247,9 @@ class ContactLaw:
         return self.k_quadratic * self.u_transition**2
 
     def as_array(self) -> np.ndarray:
-        return np.array([self.k_quadratic, self.u_transition, self.k_linear])
+        """``[k2, u_t, k1, at_edge]`` for the kernels (at_edge 1.0 for ``"edge"``, else 0.0)."""
+        return np.array([self.k_quadratic, self.u_transition, self.k_linear,
+                         1.0 if self.penetration_at == "edge" else 0.0])
 
     def __call__(self, u: float) -> tuple[float, float]:
         """Return force [N] and slope dF/du [N/mm] at penetration ``u`` [mm]."""
@@ -239,12 +273,37 @@ def _contact_force(u, law):
 
 
 @njit(cache=True)
-def _contact(c1, n1, r1, c2, n2, r2, blend):
-    """Regularized cylinder end-face contact (see the module docstring, items 1-8).
+def _smoothstep(x):
+    """``3 x^2 - 2 x^3`` on [0, 1], 0 below, 1 above (C1; analytic inside, real-part tests)."""
+    if x.real <= 0.0:
+        return 0j
+    if x.real >= 1.0:
+        return 1.0 + 0j
+    return x * x * (3.0 - 2.0 * x)
 
-    All vector arguments are complex 3-tuples; radii and blend are reals. Returns
-    ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` may be negative
-    (a gap) and ``regime``/``case`` are integer codes.
+
+@njit(cache=True)
+def _rim_weight(pp, r, ell):
+    """``smoothstep((r - |y|) / ell)`` from ``pp = |y|^2``: 0 on the rim, 1 at ``ell`` inside.
+
+    The root is only taken inside the ramp (never at |y| = 0, where it has no derivative).
+    """
+    if pp.real >= r * r:
+        return 0j
+    if pp.real <= (r - ell) * (r - ell) and r > ell:
+        return 1.0 + 0j
+    return _smoothstep((r - cmath.sqrt(pp)) / ell)
+
+
+@njit(cache=True)
+def _contact(c1, n1, r1, c2, n2, r2, blend, at_edge):
+    """Regularized cylinder end-face contact (see the module docstring, items 1-11).
+
+    All vector arguments are complex 3-tuples; radii and blend are reals; ``at_edge`` True
+    measures the penetration at the steep point P instead of the virtual point P' (item 10).
+    Returns ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` is the
+    penetration the contact law sees (negative: a gap) and ``regime``/``case`` are integer
+    codes.
 
     :func:`segment.facet_dual._contact_dual` is this function line for line in dual numbers
     (the solver's tangent): a change here must be made there too; ``tests/test_facet_dual.py``
@@ -252,8 +311,8 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     """
     z3 = (0j, 0j, 0j)
     c = sub(c2, c1)
-    n1n2 = dot(n1, n2)
-    if n1n2.real >= 0.0:
+    cos_a = -dot(n1, n2)
+    if cos_a.real <= 0.0:
         mid = scale(0.5, add(c1, c2))
         return -1.0 + 0j, mid, n2, NOT_FACING, NOT_FACING, 0.0 + 0j, 0j
     # bisector normal m (|n2 - n1| >= sqrt(2) when facing) and cos(alpha/2) = m . n2
@@ -277,9 +336,18 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     ee = dot(e, e)
     ce = cmath.sqrt(ee) if abs(ee) > 0.0 else 0j
     u0 = dot(c, n2)  # depth below face 2 of the face-1 point at C1
-    if ce.real >= r1 + r2:  # projections do not overlap
+    # lateral overlap of the projected faces along the centre line (item 9)
+    lap = r1 + r2 - ce
+    if lap.real <= 0.0:  # projections do not overlap: apart, or dislocated (item 9)
         mid = scale(0.5, add(c1, c2))
-        return -1.0 + 0j, mid, n2, APART, APART, 0.0 + 0j, sin_a
+        y = scale(r1 / ce, e) if ce.real > 0.0 else z3
+        u_rim = u0 - cos_h * dot(dn, y)
+        regime = DISLOCATED if u_rim.real > 0.0 else APART
+        return lap, mid, n2, regime, regime, 0.0 + 0j, sin_a
+    if lap.real > 2.0 * r1:
+        lap = 2.0 * r1 + 0j
+    if lap.real > 2.0 * r2:
+        lap = 2.0 * r2 + 0j
     # flat contact point M = t e (item 5)
     if ce.real > 0.0:
         t = clip_real(0.5 * (1.0 + (r1 - r2) / ce), 0j, 1.0 + 0j)
@@ -324,12 +392,32 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     # blending between M and P (item 6)
     weight = 1.0 - cmath.exp(-blend * sin_a)
     V = add(M, scale(weight, sub(P, M)))
-    u = u0 - cos_h * dot(dn, V)   # = u0 + sin_a (w . V) for unit normals (item 2)
+    # penetration (item 2) at P' (default) or at P (item 10); the reported point stays in the
+    # middle of the depth segment at P' (item 7)
+    depth = u0 - cos_h * dot(dn, V)   # = u0 + sin_a (w . V) for unit normals (item 2)
+    u = u0 - cos_h * dot(dn, P) if at_edge else depth
+    # fading out (item 9): no deeper than the lateral overlap, nor than the facing allows
+    if u.real > lap.real:
+        u = lap
+    if cos_a.real < FACING_FADE_COS:
+        u = u * _smoothstep(cos_a / FACING_FADE_COS)
     # fold V back onto face 1, then go half the penetration along m (item 7)
     vw = dot(V, w)
     v_mid = sub(V, scale((1.0 - cos_h) * vw, w))
     q1 = add(c1, add(v_mid, scale(dot(v_mid, n1) / cos_h, m)))
-    point = add(q1, scale(0.5 * u / cos_h, m))
+    point = add(q1, scale(0.5 * depth / cos_h, m))
+    # line of action (item 8): n2 where the edge rests on face 2, -n1 where it rests on
+    # face 1, turning through the bisector m where P nears the rim of the supporting face
+    if parallel:
+        direction = m
+    else:
+        ell = CASE_BLEND_FRACTION * min(r1, r2)
+        t1 = _rim_weight(dot(P, P), r1, ell)        # P inside face 1 (case 2 side)
+        dp2 = sub(P, e)
+        t2 = _rim_weight(dot(dp2, dp2), r2, ell)    # P inside face 2 (case 1 side)
+        a2 = 0.5 * (1.0 + t2 - t1)
+        v = sub(scale(a2, n2), scale(1.0 - a2, n1))
+        direction = scale(1.0 / norm(v), v)
     if u.real <= 0.0:
         regime = APART
     elif abs(sin_a.real) < PARALLEL_SIN_ALPHA:
@@ -338,7 +426,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
         regime = ALMOST_FLAT
     else:
         regime = case
-    return u, point, m, regime, case, weight, sin_a
+    return u, point, direction, regime, case, weight, sin_a
 
 
 def _tuple(a) -> tuple[complex, complex, complex]:
@@ -358,7 +446,8 @@ def contact_points(disc1: Disc, disc2: Disc) -> tuple[np.ndarray, np.ndarray]:
     return flat.point, steep.point
 
 
-def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
+def disc_contact(disc1: Disc, disc2: Disc, *, blend: float,
+                 penetration_at: str = "virtual") -> ContactResult:
     """Contact of two cylinder end faces given in one frame.
 
     Parameters
@@ -367,6 +456,9 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
         The two end faces, normals pointing out of their faces.
     blend : float
         Blending constant C >= 0 of r = r0 (1 - exp(-C sin alpha)).
+    penetration_at : {"virtual", "edge"}
+        Measure the penetration at the virtual point P' (default) or at the edge point P
+        (item 10 of the module docstring).
 
     Returns
     -------
@@ -386,9 +478,10 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
     """
     if not (np.isfinite(blend) and blend >= 0):
         raise ValueError(f"blend constant C must be >= 0, got {blend!r}")
+    at_edge = _check_penetration_at(penetration_at, "disc_contact")
     u, point, direction, regime, case, weight, sin_a = _contact(
         _tuple(disc1.center), _tuple(disc1.normal), disc1.radius,
-        _tuple(disc2.center), _tuple(disc2.normal), disc2.radius, float(blend))
+        _tuple(disc2.center), _tuple(disc2.normal), disc2.radius, float(blend), at_edge)
     return ContactResult(
         penetration=max(u.real, 0.0),
         point=np.array([x.real for x in point]),
@@ -397,7 +490,16 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
         case=REGIMES[case],
         blend_weight=weight.real,
         sin_alpha=sin_a.real,
+        dislocated=regime == DISLOCATED,
     )
+
+
+def _check_penetration_at(value, where: str) -> bool:
+    """True for ``"edge"``, False for ``"virtual"``; ValueError naming ``where`` otherwise."""
+    if value not in PENETRATION_AT:
+        raise ValueError(f"{where}: penetration_at must be one of {PENETRATION_AT}, got "
+                         f"{value!r}")
+    return value == "edge"
 
 
 @dataclass(frozen=True, eq=False)
@@ -467,6 +569,6 @@ def _facet_state(i, p, R, c1_c5, n1_c5, r1, c2_c6, n2_c6, r2, blend, law):
     c1 = add(p, mat_vec(R, row(c1_c5, i)))
     n1 = mat_vec(R, row(n1_c5, i))
     u, point, direction, regime, case, weight, sin_a = _contact(
-        c1, n1, r1[i], row(c2_c6, i), row(n2_c6, i), r2[i], blend[i])
+        c1, n1, r1[i], row(c2_c6, i), row(n2_c6, i), r2[i], blend[i], law[3] > 0.5)
     magnitude, _ = _contact_force(u, law)
     return u, point, direction, regime, case, weight, sin_a, magnitude, scale(magnitude, direction)

@@ -30,14 +30,18 @@ import pandas as pd
 from numba import njit
 
 from segment.disc import DiscStiffness, _add_disc_force
-from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
+from segment.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint, _facet_state
 from segment.io import BodyInertia
 from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
 from segment.tangent import _residual_tangent, pack
 
-__all__ = ["FacetState", "LigamentState", "Segment", "SegmentState"]
+__all__ = ["PUBLISHED_FACET_DAMPING", "FacetState", "LigamentState", "Segment", "SegmentState"]
+
+PUBLISHED_FACET_DAMPING = 0.3
+"""Facet contact damping b_f [N s/mm]: 300 N s/m (DETC2000/MECH-6821, "Facet Joints", after
+de Jager 1996); the default of a :class:`Segment` built by hand."""
 
 COMPLEX_STEP = 1e-20
 """Imaginary step of the complex-step reference Jacobian (exact to rounding for any tiny h)."""
@@ -170,6 +174,10 @@ class FacetState:
     force_on_c5: np.ndarray
     blend_weight: float
     sin_alpha: float
+    dislocated: bool = False
+    """C5's facet has left C6's: the projected faces no longer overlap while the C5 face lies
+    below the plane of the C6 face beside it (regime ``dislocated``, :mod:`segment.facet`
+    item 9). No force then."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,12 +200,13 @@ class SegmentState:
             columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max"])
 
     def facet_table(self) -> pd.DataFrame:
-        """One row per facet: regime, penetration [mm], force [N], point and force in C6."""
+        """One row per facet: regime, dislocated, penetration [mm], force [N], point and
+        force in C6."""
         rows = []
         for s in self.facets:
             rows.append({
-                "facet": s.side, "regime": s.regime, "penetration_mm": s.penetration,
-                "force_N": s.force,
+                "facet": s.side, "regime": s.regime, "dislocated": s.dislocated,
+                "penetration_mm": s.penetration, "force_N": s.force,
                 **{f"point_{a}_mm": v for a, v in zip("xyz", s.point, strict=True)},
                 **{f"force_on_c5_{a}_N": v for a, v in zip("xyz", s.force_on_c5, strict=True)},
             })
@@ -212,13 +221,16 @@ class Segment:
     Build the published model with :func:`segment.c5c6`; derive variants with
     :meth:`replace`. Positions in mm, forces in N, moments in N mm, angles in rad.
     ``inertia`` (Table 1, C5) is used by the dynamics only; statics never need it.
+    ``contact_law`` defaults to the published facet law with its damping b_f = 0.3 N s/mm
+    (:data:`PUBLISHED_FACET_DAMPING`).
     """
 
     reference: ReferencePose
     disc: DiscStiffness
     ligaments: tuple[Ligament, ...] = ()
     facets: tuple[FacetJoint, ...] = ()
-    contact_law: ContactLaw = field(default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0))
+    contact_law: ContactLaw = field(
+        default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0, damping=PUBLISHED_FACET_DAMPING))
     inertia: BodyInertia | None = None
 
     def __post_init__(self):
@@ -315,7 +327,8 @@ class Segment:
             FacetState(side=f.side, regime=REGIMES[int(fac[i, 4])], case=REGIMES[int(fac[i, 5])],
                        penetration=fac[i, 0], force=fac[i, 3], point=fac[i, 6:9].copy(),
                        direction=fac[i, 9:12].copy(), force_on_c5=fac[i, 12:15].copy(),
-                       blend_weight=fac[i, 1], sin_alpha=fac[i, 2])
+                       blend_weight=fac[i, 1], sin_alpha=fac[i, 2],
+                       dislocated=int(fac[i, 4]) == DISLOCATED)
             for i, f in enumerate(self.facets))
         return SegmentState(q=q, disc_force=disc, ligaments=ligs, facets=facs)
 
