@@ -803,11 +803,14 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
     :func:`segment.facet._contact` between the disc's end face and a plane patch (a disc of
     radius 100 r0 centred below the disc, so the disc always lies within it: the flat contact
     point M is the disc centre and r = r0 (1 - exp(-C sin alpha))), with the facet contact law
-    and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc also slides. The
-    paper's claim: "the motion asymptotically approaches fully flat contact with the virtual
-    contact point at the circle center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the
-    rocking is only lightly damped (the virtual point, where du/dt is taken, approaches the
-    centre), so the approach is slow: r/r0 < 0.1 after 0.3 s, about 0.04 after 1 s.
+    and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc may slide, but
+    nothing pushes it sideways: the force is along the plane's normal (the edge rests on the
+    plane's face, :mod:`segment.facet` item 8), and x stays 0 (with the former bisector
+    line of action it drifted to 8.7 mm by t = 1 s). The paper's claim: "the motion
+    asymptotically approaches fully flat contact with the virtual contact point at the circle
+    center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the rocking is only lightly damped
+    (the virtual point, where du/dt is taken, approaches the centre), so the approach is slow:
+    r/r0 < 0.1 after 0.3 s, about 0.01 after 1 s.
 
     ``mass_kg`` defaults to C5's mass and ``law`` to the facet contact law, both from the
     packaged data (Table 1 and the paper's law).
