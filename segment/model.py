@@ -353,6 +353,35 @@ class Segment:
         return self.replace(ligaments=tuple(x for x in self.ligaments if x.name in names))
 
     @functools.cached_property
+    def _predictor(self):
+        """``(q_u, K_u^-1)`` at the unloaded equilibrium, or None when it did not converge or
+        its stiffness is singular: the linear start ``q_u - K_u^-1 f`` of :func:`predict_start`."""
+        u = self.unloaded
+        if not u.converged:
+            return None
+        try:
+            k_inv = np.linalg.inv(self.jacobian(u.q, Load.zero()))
+        except np.linalg.LinAlgError:
+            return None
+        return (u.q.copy(), k_inv) if np.all(np.isfinite(k_inv)) else None
+
+    def predict_start(self, F) -> np.ndarray:
+        """Linear predictor ``q_u - K_u^-1 f`` (N, 6) [mm, rad] for load rows ``F`` (N, 6).
+
+        The start of :func:`segment.solve` and :func:`segment.solve_many`; q = 0 where the
+        unloaded equilibrium is not available or the prediction is not finite. Evaluated row by
+        row in a fixed order, so one load gives bit for bit the start it gets among many.
+        """
+        F = np.asarray(F, dtype=float).reshape(-1, 6)
+        pred = self._predictor
+        if pred is None:
+            return np.zeros_like(F)
+        q_u, k_inv = pred
+        Q0 = q_u - (F[:, None, :] * k_inv[None, :, :]).sum(axis=2)
+        Q0[~np.all(np.isfinite(Q0), axis=1)] = 0.0
+        return np.ascontiguousarray(Q0)
+
+    @functools.cached_property
     def unloaded(self):
         """The unloaded equilibrium (an :class:`~segment.equilibrium.EquilibriumResult`)."""
         from segment.equilibrium import solve_raw
