@@ -125,7 +125,12 @@ def _cmd_solve(args) -> int:
     for r in results:
         d = np.concatenate([r.q[:3], np.degrees(r.q[3:])])
         facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
-        flag = "" if r.converged else f"  NOT CONVERGED: {r.message}"
+        if not r.converged:
+            flag = f"  NOT CONVERGED: {r.message}"
+        elif not r.intact:   # a dislocated facet or a ligament past eps_max (Table 3)
+            flag = f"  BEYOND LIMITS: {'; '.join(r.limit_flags)}"
+        else:
+            flag = ""
         print(f"{r.load.name:<5}" + "".join(f"{v:8.3f}" for v in d)
               + f"{r.iterations:6d}  {facets}{flag}")
     u = model.unloaded
