@@ -47,27 +47,60 @@ What we compute (decisions where the papers leave room)
    discs that measure differs from the edge-face depth where case 3 meets cases 1 and 2, so the
    force would jump there. We measure the depth at the rim crossing like cases 1 and 2 (both
    measures are zero at first touch) and keep the force continuous across the cases.
-   *Limitation:* contact is defined on the overlap of the projected faces (as the paper's flat
-   point M is), so when two discs slide apart sideways while still interpenetrating, the force
-   ends when the projections stop overlapping instead of fading out. The same happens when the
-   faces stop facing each other (item 8). The facet joints stay far from both (equal 5 mm
-   discs, offsets well below 1 mm, tilts of a few degrees).
+   Where the faces slide apart sideways, the paper's lateral measure comes back as a cap on
+   the depth (item 9).
 5. *Flat contact point M* lies on the centre line at ``L = (|e| + r1 - r2)/2`` from C1 (|e|: the
    distance of the unfolded centres; the paper's c), at C1 when disc 1 lies within disc 2 and at
    C2 when disc 2 lies within disc 1 (paper, section 1.2).
 6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
    (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
    ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
-7. *Line of action.* The force pushes disc 1 along the bisector ``m`` of the normals, through
-   the middle of the penetration segment (the paper's d/2 convention). The paper's skew cases
-   push along the normal of the face the edge rests on (n2 in case 1, -n1 in case 2), which
-   differ from m by alpha/2 and from each other by alpha. For two equal, aligned discs (the
-   facets at the reference pose) an arbitrarily small offset switches between case 1 and
-   case 2, so those directions would make the force jump by about F * alpha; m is their mean,
-   continuous, symmetric when the discs swap roles, and equal to both when the faces are
-   parallel.
-8. *Not facing.* When ``n1 . n2 >= 0`` the faces do not face each other (alpha >= 90 deg); the
-   end-face model does not apply and the contact reports ``not-facing`` with no force.
+7. *Point of application*: the middle of the depth segment at P' (from the face-1 point to
+   the face-2 point beside it along m: the paper's d/2 convention). C6 receives the opposite
+   force at the same point, so forces and moments are equal and opposite exactly.
+8. *Line of action.* The papers push along the normal of the face the edge rests on: n2 in
+   case 1 (edge of disc 1 on face 2), -n1 in case 2; a frictionless contact can push in no
+   other direction. The two differ by alpha, and for two equal, aligned discs (the facets at
+   the reference pose) an arbitrarily small offset switches between the cases, so taken as
+   they are the force would jump by about F alpha there. We therefore turn the direction
+   continuously where the steep point P nears the rim of the face it rests on:
+   ``d = normalize(a n2 - (1 - a) n1)`` with ``a = (1 + t2 - t1)/2`` and
+   ``t_k = smoothstep((r_k - |P - C_k|) / l)``, the depth of P inside rim k (in the unfolded
+   plane, where in-face distances are true), ``l = 0.1 min(r1, r2)`` (0.5 mm for the facets).
+   In case 1, P is on rim 1 (t1 = 0): d = n2 once P lies l inside face 2, the bisector m at
+   its rim; case 2 mirrors it; in edge-edge contact P lies on both rims and d = m. P moves
+   continuously across the cases, so d does too (smoothstep: also its slope). Towards
+   almost-flat and flat contact n2 and -n1 merge and d with them; exactly parallel faces keep
+   d = m = n2 = -n1 (the flat limit is unchanged). Swapping the discs swaps t1 and t2 and
+   reverses d. Effect on the nine Moroney cases (main displacement from the unloaded
+   equilibrium, against the former bisector m everywhere): LB +0.36 %, EXT +0.26 % (its
+   coupled x -0.604 -> -0.616 mm), AR +0.06 %, AS +0.01 %, the others below 0.01 % (their
+   facets are apart or nearly parallel). The disc-plane drop no longer slides (the bisector
+   pushed it sideways with F sin(alpha/2): 8.7 mm in 1 s).
+9. *Fading out: sliding off, turning away, dislocation.* The penetration is the depth of
+   item 2 capped by the lateral overlap ``r1 + r2 - |e|`` of the projected faces (at most the
+   smaller diameter): of the two ways to end the overlap, pushing the faces apart along the
+   normal (the depth) or sliding them apart along the centre line (the paper's case-3 chord
+   overlap), the contact measures the shorter. The facets (depth below 1 mm, overlap about
+   10 mm) never feel the cap in physiological loading; when two faces slide apart while
+   interpenetrating, the overlap narrows below the depth and the force fades to 0 exactly
+   where the projections stop overlapping, instead of ending there in one step (180 N to 0
+   at 0.3 mm depth before). Past that point the joint is ``dislocated`` (C5's facet has left
+   C6's) when the rim point of disc 1 nearest disc 2 lies below the plane of face 2, else
+   ``apart``; either way without force. The cap only removes force: the sideways push of a
+   real rim-on-rim contact is not modelled. *Not facing:* the end-face model needs
+   ``cos(alpha) = -n1 . n2 > 0``; the penetration is multiplied by
+   ``smoothstep(cos(alpha) / 0.25)``, so the force fades out between alpha = 75.5 and 90 deg
+   instead of ending at 90 deg, beyond which the contact reports ``not-facing``.
+10. *Where the penetration is measured* once the point is blended: the papers blend the
+   point but do not say where the depth is taken. Default: at P' (``penetration_at=
+   "virtual"``, the depth where the force acts). Option ``"edge"``: at the edge point P (the
+   deepest point, the paper's edge-face d), the force still acting at P'. Effect on the nine
+   cases (main displacement from the unloaded equilibrium, "edge" against "virtual"): AS
+   +4.4 %, PS -3.6 % (through the unloaded pose), LS -0.02 %, TNS +4.8 %, CMP +0.7 %, LB
+   -3.3 %, FLX -0.9 %, EXT -5.0 %, AR -0.9 %: "edge" makes the depth of tilted faces grow like
+   r |sin(alpha)| (a kink at parallel faces, where the blended depth is smooth) and so
+   stiffens the almost-flat facets.
 
 Contact force law (DETC2000/MECH-6821, "Facet Joints")::
 

@@ -15,12 +15,16 @@ largest cost.
 *Exactly parallel faces* (``n1 = -n2`` to the last bit) are the one place where the two
 differ. The complex kernel tests ``|n1 + n2|`` by its modulus, so a complex perturbation of a
 normal takes it into the tilted branch, while the dual numbers take the parallel branch (the
-value decides). The penetration and the force direction have the same derivatives either way
-(the penetration is written without norms, item 2 of :mod:`segment.facet`). The contact point
-does not: the blend weight ``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` has a
-kink at parallel faces, and the dual numbers give the derivative of the parallel branch (the
-point moves with M), the complex step the one-sided derivative along its perturbation. Where
-a root of a squared length is taken at exactly zero, the derivative is set to 0.
+value decides). The penetration has the same derivatives either way for turning (not
+stretching) normals (it is written without norms, item 2 of :mod:`segment.facet`; its cap by
+the lateral overlap, item 9, goes through the unfolding, whose tilt direction is undefined
+there). The contact point and the force direction do not: the blend weight
+``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action
+(item 8, which depends on the steep point P, on the rim of the disc that tilts away) have a
+kink at parallel faces; the dual numbers give the derivative of the parallel branch (point
+at M, direction m), the complex step the one-sided derivative along its perturbation. With
+``at_edge`` (item 10) the penetration is kinked there too. Where a root of a squared length
+is taken at exactly zero, the derivative is set to 0.
 """
 
 from __future__ import annotations
