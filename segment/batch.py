@@ -38,7 +38,7 @@ from segment.equilibrium import (
     _solve_kernel_from,
 )
 from segment.loads import Load
-from segment.model import Segment
+from segment.model import Segment, _predict_row
 
 __all__ = ["BatchResult", "solve_many"]
 
@@ -61,11 +61,17 @@ def _solve_one(packed, f, q0, q_step, tol, max_iterations, log_buf, lig_flags, f
 
 
 @njit(cache=True, parallel=True)
-def _solve_batch(packed, F, Q0, Qstep, tol, max_iterations, q_out, status_out, norm_out,
-                 iter_out, lig_out, fac_out):
+def _solve_batch(packed, F, Q0, Qstep, predictor, tol, max_iterations, q_out, status_out,
+                 norm_out, iter_out, lig_out, fac_out):
+    """``predictor[0]`` True: start each load from the linear predictor (``Q0`` ignored), as
+    :func:`segment.solve` does, by the same compiled function."""
+    available, q_u, k_inv = predictor
     for k in prange(F.shape[0]):
         log_buf = np.zeros((5 * max_iterations, 3))
-        q, st, nrm, it = _solve_one(packed, F[k], Q0[k], Qstep[k], tol, max_iterations,
+        q0 = Q0[k].copy()
+        if available:
+            _predict_row(q_u, k_inv, F[k], q0)
+        q, st, nrm, it = _solve_one(packed, F[k], q0, Qstep[k], tol, max_iterations,
                                     log_buf, lig_out[k], fac_out[k])
         q_out[k] = q
         status_out[k] = st
@@ -172,12 +178,6 @@ def _as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
     return np.ascontiguousarray(F), names
 
 
-def _predict(model: Segment, F: np.ndarray) -> np.ndarray:
-    """Linear predictor q_u - K_u^-1 f from the unloaded equilibrium (N, 6) [mm, rad]: the
-    start :func:`segment.solve` takes too (:meth:`Segment.predict_start`)."""
-    return model.predict_start(F)
-
-
 def _as_q0(q0, n: int) -> np.ndarray | None:
     if q0 is None or (isinstance(q0, str) and q0 == "predict"):
         return None
@@ -193,7 +193,8 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
     return np.ascontiguousarray(q)
 
 
-def _solve_model(model, F, Q0, Qstep, tol, max_iterations, progress_label, total, done):
+def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_label, total,
+                 done):
     n = F.shape[0]
     q = np.empty((n, 6))
     status = np.empty(n, dtype=np.int64)
@@ -202,10 +203,11 @@ def _solve_model(model, F, Q0, Qstep, tol, max_iterations, progress_label, total
     packed = model._packed
     lig = np.zeros((n, packed[1].shape[0]), dtype=np.bool_)
     fac = np.zeros((n, packed[2].shape[0]), dtype=np.bool_)
+    predictor = model._predictor if predict else (False, np.zeros(6), np.zeros((6, 6)))
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
-        _solve_batch(packed, F[sl], Q0[sl], Qstep[sl], tol, max_iterations, q[sl], status[sl],
-                     norm[sl], iters[sl], lig[sl], fac[sl])
+        _solve_batch(packed, F[sl], Q0[sl], Qstep[sl], predictor, tol, max_iterations, q[sl],
+                     status[sl], norm[sl], iters[sl], lig[sl], fac[sl])
         done += sl.stop - sl.start
         if total > CHUNK:
             log.info("%s: %d / %d equilibria", progress_label, done, total)
@@ -276,9 +278,8 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
             raise TypeError(f"model {i} must be a segment.Segment, got {type(mod).__name__}")
         # Newton from the start; load stepping, when needed, from where solve() takes it
         # (the reference pose for "predict", else the given start)
-        start = _predict(mod, F) if Q0 is None else Q0
-        step_from = np.zeros_like(F) if Q0 is None else Q0
-        q, s, nrm, it, lig, fac, done = _solve_model(mod, F, start, step_from, tol,
+        start = np.zeros_like(F) if Q0 is None else Q0
+        q, s, nrm, it, lig, fac, done = _solve_model(mod, F, start, start, Q0 is None, tol,
                                                      max_iterations, "solve_many",
                                                      m * F.shape[0], done)
         out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it

@@ -40,7 +40,7 @@ from segment.disc import DOF_NAMES
 from segment.facet import DISLOCATED, _contact
 from segment.kinematics import cardan_xyz, pose
 from segment.loads import Load
-from segment.model import Segment, SegmentState, _residual, _residual_jacobian
+from segment.model import Segment, SegmentState, _predict_row, _residual, _residual_jacobian
 from segment.tangent import (
     F_BLEND,
     F_C1,
@@ -256,6 +256,24 @@ def _beyond_limits(q, packed, lig_out, fac_out):
         fac_out[i] = regime == DISLOCATED
         any_flag = any_flag or fac_out[i]
     return any_flag
+
+
+@njit(cache=True)
+def _solve_predicted(packed, f, predictor, tol, max_iterations, log):
+    """:func:`solve`'s kernel: Newton from the linear predictor (when available, else q = 0),
+    load stepping from q = 0, then the failure limits (status 6 when a converged equilibrium
+    is past one). ``predictor`` is ``Segment._predictor``. Returns as :func:`_solve_kernel`."""
+    available, q_u, k_inv = predictor
+    q_step = np.zeros(6)
+    q0 = np.zeros(6)
+    if available:
+        _predict_row(q_u, k_inv, f, q0)
+    q, status, norm, n_log, n_steps, load_steps = _solve_kernel_from(
+        packed, f, q0, q_step, tol, max_iterations, log)
+    if status == CONVERGED and _beyond_limits(q, packed, np.empty(packed[1].shape[0], np.bool_),
+                                              np.empty(packed[2].shape[0], np.bool_)):
+        status = CONVERGED_BEYOND_LIMITS
+    return q, status, norm, n_log, n_steps, load_steps
 
 
 @njit(cache=True)
@@ -530,20 +548,24 @@ def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded,
     and no ``q0``, Newton starts from the linear predictor and load stepping, when needed,
     from the reference pose (as :func:`segment.solve_many` does).
     """
-    q_step = None
+    log = np.empty((5 * max_iterations, 3))
+    packed = model._packed
+    if q0 is None and predict:
+        q, status, norm, n_log, n_steps, load_steps = _solve_predicted(
+            packed, load._vector, model._predictor, tol, max_iterations, log)
+        q.setflags(write=False)
+        return EquilibriumResult(
+            q=q, converged=status in CONVERGED_STATUSES, status=int(status),
+            iterations=n_steps, residual_norm=norm, load=load, load_steps=load_steps,
+            q_unloaded=q_unloaded, model=model, log=log[:n_log])
     if q0 is None:
         q = np.zeros(6)
-        if predict:
-            q_step = q
-            q = model.predict_start(load._vector)[0]
     else:
         q = np.array(q0, dtype=float)
         if q.shape != (6,) or not all(map(math.isfinite, q.tolist())):
             raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
-    log = np.empty((5 * max_iterations, 3))
-    packed = model._packed
-    q, status, norm, n_log, n_steps, load_steps = _solve_kernel_from(
-        packed, load._vector, q, q if q_step is None else q_step, tol, max_iterations, log)
+    q, status, norm, n_log, n_steps, load_steps = _solve_kernel(
+        packed, load._vector, q, tol, max_iterations, log)
     if status == CONVERGED and _beyond_limits(q, packed, np.empty(packed[1].shape[0], bool),
                                               np.empty(packed[2].shape[0], bool)):
         status = CONVERGED_BEYOND_LIMITS

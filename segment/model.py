@@ -23,6 +23,7 @@ selects.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +66,21 @@ def _generalized_force(q, load, params):
         _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
     _add_load(Q, load, r0, h1, h2, h3)
     return Q
+
+
+@njit(cache=True)
+def _predict_row(q_u, k_inv, f, out):
+    """``out = q_u - K_u^-1 f`` in a fixed order; zeros when not finite (the linear start)."""
+    ok = True
+    for i in range(6):
+        acc = 0.0
+        for j in range(6):
+            acc += k_inv[i, j] * f[j]
+        out[i] = q_u[i] - acc
+        ok = ok and math.isfinite(out[i])
+    if not ok:
+        for i in range(6):
+            out[i] = 0.0
 
 
 @njit(cache=True)
@@ -354,32 +370,36 @@ class Segment:
 
     @functools.cached_property
     def _predictor(self):
-        """``(q_u, K_u^-1)`` at the unloaded equilibrium, or None when it did not converge or
-        its stiffness is singular: the linear start ``q_u - K_u^-1 f`` of :func:`predict_start`."""
+        """``(available, q_u, K_u^-1)`` for the linear start ``q_u - K_u^-1 f`` of
+        :meth:`predict_start`; ``available`` False (and zeros) when the unloaded equilibrium did
+        not converge or its stiffness is singular."""
         u = self.unloaded
+        none = (False, np.zeros(6), np.zeros((6, 6)))
         if not u.converged:
-            return None
+            return none
         try:
             k_inv = np.linalg.inv(self.jacobian(u.q, Load.zero()))
         except np.linalg.LinAlgError:
-            return None
-        return (u.q.copy(), k_inv) if np.all(np.isfinite(k_inv)) else None
+            return none
+        if not np.all(np.isfinite(k_inv)):
+            return none
+        return True, np.array(u.q, dtype=float), np.ascontiguousarray(k_inv)
 
     def predict_start(self, F) -> np.ndarray:
         """Linear predictor ``q_u - K_u^-1 f`` (N, 6) [mm, rad] for load rows ``F`` (N, 6).
 
-        The start of :func:`segment.solve` and :func:`segment.solve_many`; q = 0 where the
-        unloaded equilibrium is not available or the prediction is not finite. Evaluated row by
-        row in a fixed order, so one load gives bit for bit the start it gets among many.
+        The start of :func:`segment.solve` and :func:`segment.solve_many` (computed inside
+        their kernels by the same compiled function, so one load gets bit for bit the start it
+        gets among many); q = 0 where the unloaded equilibrium is not available or the
+        prediction is not finite.
         """
-        F = np.asarray(F, dtype=float).reshape(-1, 6)
-        pred = self._predictor
-        if pred is None:
-            return np.zeros_like(F)
-        q_u, k_inv = pred
-        Q0 = q_u - (F[:, None, :] * k_inv[None, :, :]).sum(axis=2)
-        Q0[~np.all(np.isfinite(Q0), axis=1)] = 0.0
-        return np.ascontiguousarray(Q0)
+        F = np.ascontiguousarray(np.asarray(F, dtype=float).reshape(-1, 6))
+        available, q_u, k_inv = self._predictor
+        out = np.zeros_like(F)
+        if available:
+            for k in range(F.shape[0]):
+                _predict_row(q_u, k_inv, F[k], out[k])
+        return out
 
     @functools.cached_property
     def unloaded(self):
