@@ -245,12 +245,16 @@ def _contact_law(path: Path) -> ContactLaw:
     if len(t.records) != 1:
         raise ValueError(f"{t.name}: expected exactly one data row, got {len(t.records)}")
     (i, row), = t.rows()
-    law = ContactLaw(
+    values = dict(
         k_quadratic=t.number(i, row, "k_quadratic_N_per_mm2", positive=True),
         u_transition=t.number(i, row, "u_transition_mm", positive=True),
         k_linear=t.number(i, row, "k_linear_N_per_mm", positive=True),
         damping=t.number(i, row, "b_Ns_per_m", nonnegative=True) / MM_PER_M,
     )
+    try:
+        law = ContactLaw(**values)
+    except ValueError as exc:   # e.g. a slope jump at u_transition: name the file and row
+        raise ValueError(f"{t.name}, row {i}: {exc}") from None
     f_t = t.number(i, row, "F_transition_N", positive=True)
     if not math.isclose(f_t, law.force_at_transition, rel_tol=1e-9):
         raise ValueError(f"{t.name}, row {i}, column 'F_transition_N': the law must be "
