@@ -67,8 +67,9 @@ with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2) and the ligament
 (l0 int F_el d eps), both state functions; ``V_g = m g z_G``; and three integrals carried
 alongside the motion (augmented state): the work of the external load
 ``W_load = int Q_load . dq/dt dt``, the work of the facets' elastic forces
-``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along the bisector of the
-face normals through a blended point, so it is not the gradient of a potential; its work is
+``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along a face normal that
+turns between the two faces' normals, through a blended point, so it is not the gradient of
+a potential; its work is
 integrated rather than written as an energy), and the dissipated energy
 ``E_dissipated = -int Q_damping . dq/dt dt``.
 """
