@@ -77,6 +77,7 @@ STATUS_TEXT = ("converged", "iteration limit reached", "line search failed",
                "load stepping could not advance", "non-finite residual or step",
                "singular Jacobian", "converged beyond the failure limits")
 CONVERGED_STATUSES = (CONVERGED, CONVERGED_BEYOND_LIMITS)
+_NO_PREDICTOR = (False, np.zeros(6), np.zeros((6, 6)))
 """Statuses of a numerically converged solve (``converged`` True): the second one has a
 dislocated facet or a ligament past eps_max at its equilibrium (see ``limit_flags``)."""
 
@@ -259,17 +260,21 @@ def _beyond_limits(q, packed, lig_out, fac_out):
 
 
 @njit(cache=True)
-def _solve_predicted(packed, f, predictor, tol, max_iterations, log):
-    """:func:`solve`'s kernel: Newton from the linear predictor (when available, else q = 0),
-    load stepping from q = 0, then the failure limits (status 6 when a converged equilibrium
-    is past one). ``predictor`` is ``Segment._predictor``. Returns as :func:`_solve_kernel`."""
+def _solve_predicted(packed, f, q0, predict, predictor, tol, max_iterations, log):
+    """:func:`solve`'s kernel, one compiled call: with ``predict``, Newton from the linear
+    predictor (``Segment._predictor``; q = 0 when not available) and load stepping from q = 0,
+    else both from ``q0``; then the failure limits (status 6 when a converged equilibrium is
+    past one). Returns as :func:`_solve_kernel`."""
     available, q_u, k_inv = predictor
-    q_step = np.zeros(6)
-    q0 = np.zeros(6)
-    if available:
-        _predict_row(q_u, k_inv, f, q0)
+    q_step = q0.copy()
+    start = q0.copy()
+    if predict:
+        q_step[:] = 0.0
+        start[:] = 0.0
+        if available:
+            _predict_row(q_u, k_inv, f, start)
     q, status, norm, n_log, n_steps, load_steps = _solve_kernel_from(
-        packed, f, q0, q_step, tol, max_iterations, log)
+        packed, f, start, q_step, tol, max_iterations, log)
     if status == CONVERGED and _beyond_limits(q, packed, np.empty(packed[1].shape[0], np.bool_),
                                               np.empty(packed[2].shape[0], np.bool_)):
         status = CONVERGED_BEYOND_LIMITS
@@ -548,27 +553,17 @@ def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded,
     and no ``q0``, Newton starts from the linear predictor and load stepping, when needed,
     from the reference pose (as :func:`segment.solve_many` does).
     """
-    log = np.empty((5 * max_iterations, 3))
-    packed = model._packed
-    if q0 is None and predict:
-        q, status, norm, n_log, n_steps, load_steps = _solve_predicted(
-            packed, load._vector, model._predictor, tol, max_iterations, log)
-        q.setflags(write=False)
-        return EquilibriumResult(
-            q=q, converged=status in CONVERGED_STATUSES, status=int(status),
-            iterations=n_steps, residual_norm=norm, load=load, load_steps=load_steps,
-            q_unloaded=q_unloaded, model=model, log=log[:n_log])
+    predict = predict and q0 is None
     if q0 is None:
         q = np.zeros(6)
     else:
         q = np.array(q0, dtype=float)
         if q.shape != (6,) or not all(map(math.isfinite, q.tolist())):
             raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
-    q, status, norm, n_log, n_steps, load_steps = _solve_kernel(
-        packed, load._vector, q, tol, max_iterations, log)
-    if status == CONVERGED and _beyond_limits(q, packed, np.empty(packed[1].shape[0], bool),
-                                              np.empty(packed[2].shape[0], bool)):
-        status = CONVERGED_BEYOND_LIMITS
+    log = np.empty((5 * max_iterations, 3))
+    q, status, norm, n_log, n_steps, load_steps = _solve_predicted(
+        model._packed, load._vector, q, predict,
+        model._predictor if predict else _NO_PREDICTOR, tol, max_iterations, log)
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
         q=q, converged=status in CONVERGED_STATUSES, status=int(status), iterations=n_steps,
