@@ -81,7 +81,7 @@ def _facet_complex5(c, nrm, r1, c2, n2, r2, blend, seeds, n):
             dn = h if b >= 3 else z
             cb = (x0 + dc * seeds[b, 0], c[1] + dc * seeds[b, 1], c[2] + dc * seeds[b, 2])
             nb = (nrm[0] + dn * seeds[b, 0], nrm[1] + dn * seeds[b, 1], nrm[2] + dn * seeds[b, 2])
-            u, point, direction, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend)
+            u, point, direction, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend, False)
             s += u.real + u.imag     # use every output, so that none is optimised away
             for k in range(3):
                 s += point[k].real + point[k].imag + direction[k].real + direction[k].imag
@@ -102,7 +102,7 @@ def _facet_dual(c, nrm, r1, c2, n2, r2, blend, seeds, n):
         nd = ((nrm[0], 0.0, 0.0, 0.0, seeds[3, 0], seeds[4, 0]),
               (nrm[1], 0.0, 0.0, 0.0, seeds[3, 1], seeds[4, 1]),
               (nrm[2], 0.0, 0.0, 0.0, seeds[3, 2], seeds[4, 2]))
-        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, blend)
+        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, blend, False)
         for b in range(6):       # use every value and derivative slot
             s += u[b]
             for k in range(3):

@@ -4,12 +4,15 @@ Parameter studies and uncertainty analysis need thousands of equilibria. ``solve
 compiled Newton of :mod:`segment.equilibrium` (``_newton_kernel``: exact Jacobian of
 :mod:`segment.tangent`, capped steps, Armijo backtracking) over N load vectors inside one
 numba kernel, the loads spread over the CPU cores (``prange``). Each entry runs the very kernel of
-:func:`segment.equilibrium.solve_raw` (``_solve_kernel``): Newton from ``q0`` at the full
-load, and when that fails automatic load stepping, so the results are those of the
+:func:`segment.equilibrium.solve_raw` (``_solve_kernel_from``): Newton from ``q0`` at the full
+load, and when that fails automatic load stepping from the pose :func:`segment.solve` steps
+from (the reference pose with the default predicted start), so the results are those of the
 one-at-a-time solver
-(to its convergence tolerance; the tests check 1e-8 mm / rad). Non-converged entries are
-flagged (``converged`` False, a ``status`` code); ``q`` holds their last finite iterate,
-never NaN.
+(to its convergence tolerance; the tests check 1e-8 mm / rad, also at 10x nominal loads).
+Non-converged entries are flagged (``converged`` False, a ``status`` code); ``q`` holds their
+last finite iterate, never NaN. Equilibria past a failure limit (a dislocated facet, a
+ligament past eps_max) have status 6 and are marked in ``facet_dislocated`` /
+``ligament_beyond_max``, as :func:`segment.solve` marks them.
 """
 
 from __future__ import annotations
@@ -31,13 +34,16 @@ from segment._progress import bar
 from segment.disc import DOF_NAMES
 from segment.equilibrium import (
     CONVERGED,
+    CONVERGED_BEYOND_LIMITS,
+    CONVERGED_STATUSES,
     DEFAULT_TOL,
     STATUS_TEXT,
+    _beyond_limits,
     _check_tolerances,
-    _solve_kernel,
+    _solve_kernel_from,
 )
 from segment.loads import Load
-from segment.model import Segment
+from segment.model import Segment, _predict_row
 
 __all__ = ["BatchResult", "solve_many"]
 
@@ -48,18 +54,30 @@ CHUNK = 2000
 
 
 @njit(cache=True)
-def _solve_one(packed, f, q0, tol, max_iterations, log_buf):
-    """One equilibrium by ``equilibrium._solve_kernel``: (q, status, norm, iterations)."""
-    q, status, norm, _, iterations, _ = _solve_kernel(packed, f, q0, tol, max_iterations,
-                                                      log_buf)
+def _solve_one(packed, f, q0, q_step, tol, max_iterations, log_buf, lig_flags, fac_flags):
+    """One equilibrium by ``equilibrium._solve_kernel_from``: (q, status, norm, iterations),
+    with the failure limits at q marked in ``lig_flags`` and ``fac_flags`` (status 6 when a
+    converged equilibrium is past one, as :func:`segment.solve` reports it)."""
+    q, status, norm, _, iterations, _ = _solve_kernel_from(packed, f, q0, q_step, tol,
+                                                           max_iterations, log_buf)
+    if _beyond_limits(q, packed, lig_flags, fac_flags) and status == CONVERGED:
+        status = CONVERGED_BEYOND_LIMITS
     return q, status, norm, iterations
 
 
 @njit(cache=True, parallel=True)
-def _solve_batch(packed, F, Q0, tol, max_iterations, q_out, status_out, norm_out, iter_out):
+def _solve_batch(packed, F, Q0, Qstep, predictor, tol, max_iterations, q_out, status_out,
+                 norm_out, iter_out, lig_out, fac_out):
+    """``predictor[0]`` True: start each load from the linear predictor (``Q0`` ignored), as
+    :func:`segment.solve` does, by the same compiled function."""
+    available, q_u, k_inv = predictor
     for k in prange(F.shape[0]):
         log_buf = np.zeros((5 * max_iterations, 3))
-        q, st, nrm, it = _solve_one(packed, F[k], Q0[k], tol, max_iterations, log_buf)
+        q0 = Q0[k].copy()
+        if available:
+            _predict_row(q_u, k_inv, F[k], q0)
+        q, st, nrm, it = _solve_one(packed, F[k], q0, Qstep[k], tol, max_iterations,
+                                    log_buf, lig_out[k], fac_out[k])
         q_out[k] = q
         status_out[k] = st
         norm_out[k] = nrm
@@ -77,9 +95,11 @@ class BatchResult:
     q : ndarray, shape (..., 6)
         Joint coordinates [mm, rad] (last finite iterate where not converged).
     converged : ndarray of bool
+        Numerically converged (status 0 or 6).
     status : ndarray of int
         Codes of :mod:`segment.equilibrium` (0 converged, 1 iteration limit, 2 line search
-        failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian).
+        failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian, 6 converged beyond
+        the failure limits).
     iterations : ndarray of int
         Newton steps taken, over all load steps.
     residual_norm : ndarray
@@ -89,6 +109,10 @@ class BatchResult:
     load_names : tuple of str
     elapsed : float
         Wall time of the solve [s].
+    ligament_beyond_max : ndarray of bool, shape (..., n_ligaments)
+        Ligament past eps_max (point C of Table 3) at q, in the model's ligament order.
+    facet_dislocated : ndarray of bool, shape (..., n_facets)
+        Facet dislocated at q (:mod:`segment.facet`, item 9), in the model's facet order.
     """
 
     q: np.ndarray
@@ -99,6 +123,13 @@ class BatchResult:
     loads: np.ndarray
     load_names: tuple[str, ...]
     elapsed: float
+    ligament_beyond_max: np.ndarray | None = None
+    facet_dislocated: np.ndarray | None = None
+
+    @property
+    def intact(self) -> np.ndarray:
+        """No facet dislocated and no ligament past eps_max at q (bool, shape (...))."""
+        return ~(self.ligament_beyond_max.any(axis=-1) | self.facet_dislocated.any(axis=-1))
 
     def __repr__(self) -> str:
         n = int(np.size(self.converged))
@@ -145,6 +176,7 @@ class BatchResult:
                 q[:, j])
         status = self.status.reshape(-1)
         data["converged"] = self.converged.reshape(-1)
+        data["intact"] = self.intact.reshape(-1)
         data["status"] = status
         data["message"] = [STATUS_TEXT[s] for s in status]
         data["iterations"] = self.iterations.reshape(-1)
@@ -205,19 +237,6 @@ def _as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
     return np.ascontiguousarray(F), names
 
 
-def _predict(model: Segment, F: np.ndarray) -> np.ndarray:
-    """Linear predictor q_u - K_u^-1 f from the unloaded equilibrium (N, 6) [mm, rad]."""
-    unloaded = model.unloaded
-    if not unloaded.converged:
-        return np.zeros_like(F)
-    K = model.jacobian(unloaded.q, Load.zero())
-    try:
-        Q0 = unloaded.q - np.linalg.solve(K, F.T).T
-    except np.linalg.LinAlgError:
-        return np.zeros_like(F)
-    return np.ascontiguousarray(Q0) if np.all(np.isfinite(Q0)) else np.zeros_like(F)
-
-
 def _as_q0(q0, n: int) -> np.ndarray | None:
     if q0 is None or (isinstance(q0, str) and q0 == "predict"):
         return None
@@ -236,21 +255,25 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
     return np.ascontiguousarray(q)
 
 
-def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done):
+def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_label, total,
+                 done):
     n = F.shape[0]
     q = np.empty((n, 6))
     status = np.empty(n, dtype=np.int64)
     norm = np.empty(n)
     iters = np.empty(n, dtype=np.int64)
     packed = model._packed
+    lig = np.zeros((n, packed[1].shape[0]), dtype=np.bool_)
+    fac = np.zeros((n, packed[2].shape[0]), dtype=np.bool_)
+    predictor = model._predictor if predict else (False, np.zeros(6), np.zeros((6, 6)))
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
-        _solve_batch(packed, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl], norm[sl],
-                     iters[sl])
+        _solve_batch(packed, F[sl], Q0[sl], Qstep[sl], predictor, tol, max_iterations, q[sl],
+                     status[sl], norm[sl], iters[sl], lig[sl], fac[sl])
         done += sl.stop - sl.start
         if total > CHUNK:
             log.info("%s: %d / %d equilibria", progress_label, done, total)
-    return q, status, norm, iters, done
+    return q, status, norm, iters, lig, fac, done
 
 
 def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
@@ -278,8 +301,9 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
         Starting points. ``"predict"`` (default): the linear predictor
         ``q_u - K_u^-1 f`` from each model's unloaded equilibrium ``q_u`` with its stiffness
         ``K_u`` (1.3-1.7x faster than starting at the reference pose for random loads in
-        ``benchmarks/bench_batch.py``, and the same equilibria: 1e-11 mm / rad apart there).
-        ``"reference"``: q = 0, the start of :func:`segment.solve`.
+        ``benchmarks/bench_batch.py``), the start :func:`segment.solve` takes by default, so
+        both give the same statuses and equilibria (also at 10x nominal loads, where several
+        equilibria exist). ``"reference"``: q = 0, the start of ``solve(..., q0=np.zeros(6))``.
     tol, max_iterations
         As :func:`segment.solve`.
     n_models : int, optional
@@ -332,6 +356,7 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
     out_s = np.empty((m, F.shape[0]), dtype=np.int64)
     out_n = np.empty((m, F.shape[0]))
     out_i = np.empty((m, F.shape[0]), dtype=np.int64)
+    out_lig, out_fac = [], []
     done = 0
     with bar(total=m * F.shape[0], desc="solve_many", unit=" eq", progress=progress) as pbar:
         for i in range(m):
@@ -339,19 +364,38 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
             if not isinstance(mod, Segment):
                 raise TypeError(f"model {i} must be a segment.Segment, got "
                                 f"{type(mod).__name__}")
-            start = _predict(mod, F) if Q0 is None else Q0
+            # Newton from the start; load stepping, when needed, from where solve() takes it
+            # (the reference pose for "predict", else the given start)
+            start = np.zeros_like(F) if Q0 is None else Q0
             before = done
-            q, s, nrm, it, done = _solve_model(mod, F, start, tol, max_iterations,
-                                               "solve_many", m * F.shape[0], done)
+            q, s, nrm, it, lig, fac, done = _solve_model(mod, F, start, start, Q0 is None, tol,
+                                                         max_iterations, "solve_many",
+                                                         m * F.shape[0], done)
             pbar.update(done - before)
             out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
+            out_lig.append(lig)
+            out_fac.append(fac)
             if m > 1 and (i + 1) % max(1, m // 10) == 0:
                 log.info("solve_many: %d / %d parameter sets", i + 1, m)
     elapsed = time.perf_counter() - t0
+    lig_flags = _stack_flags(out_lig)
+    fac_flags = _stack_flags(out_fac)
     if single:
         out_q, out_s, out_n, out_i = out_q[0], out_s[0], out_n[0], out_i[0]
-    return BatchResult(q=out_q, converged=out_s == CONVERGED, status=out_s, iterations=out_i,
-                       residual_norm=out_n, loads=F, load_names=names, elapsed=elapsed)
+        lig_flags, fac_flags = lig_flags[0], fac_flags[0]
+    return BatchResult(q=out_q, converged=np.isin(out_s, CONVERGED_STATUSES), status=out_s,
+                       iterations=out_i, residual_norm=out_n, loads=F, load_names=names,
+                       elapsed=elapsed, ligament_beyond_max=lig_flags,
+                       facet_dislocated=fac_flags)
+
+
+def _stack_flags(arrays: list[np.ndarray]) -> np.ndarray:
+    """(M, N, k) from M arrays (N, k); models of different k are padded with False."""
+    k = max(a.shape[1] for a in arrays)
+    out = np.zeros((len(arrays), arrays[0].shape[0], k), dtype=bool)
+    for i, a in enumerate(arrays):
+        out[i, :, :a.shape[1]] = a
+    return out
 
 
 def random_loads(n: int, *, scale: float = 2.0, force_N: float = 20.0,

@@ -207,8 +207,10 @@ def _cmd_solve(args) -> int:
         q = r.displacement_from_unloaded if args.origin == "unloaded" else r.q
         d = _display(q)
         facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
+        # a dislocated facet or a ligament past eps_max (Table 3)
+        flag = "" if r.intact else f"  BEYOND LIMITS: {'; '.join(r.limit_flags)}"
         print(f"{r.load.name:<5}" + "".join(f"{v:8.3f}" for v in d)
-              + f"{r.iterations:6d}  {facets}")
+              + f"{r.iterations:6d}  {facets}{flag}")
     if u.converged:
         print("unloaded equilibrium, from the reference pose: "
               + " ".join(f"{v:.3f}" for v in _display(u.q)))

@@ -20,8 +20,9 @@ puts the virtual contact point under the load, ``r ~ e``, hence
     sin(alpha) ~ -ln(1 - e / r0) / C                                             (*)
 
 As the offset goes to 0 the disc settles to flat contact (alpha -> 0, r / r0 -> 0): the static
-counterpart of the paper's Fig. 7. (*) neglects the small tilt of the line of action (the
-bisector of the normals, alpha / 2 from vertical) and is a cross-check, not the solution.
+counterpart of the paper's Fig. 7. The force is vertical (the plane's normal: the disc's edge
+rests on the plane's face); (*) neglects the small offset of its point of application (the middle
+of the penetration segment) and is a cross-check, not the solution.
 """
 
 from __future__ import annotations

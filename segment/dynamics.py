@@ -67,8 +67,9 @@ with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2) and the ligament
 (l0 int F_el d eps), both state functions; ``V_g = m g z_G``; and three integrals carried
 alongside the motion (augmented state): the work of the external load
 ``W_load = int Q_load . dq/dt dt``, the work of the facets' elastic forces
-``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along the bisector of the
-face normals through a blended point, so it is not the gradient of a potential; its work is
+``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along a face normal that
+turns between the two faces' normals, through a blended point, so it is not the gradient of
+a potential; its work is
 integrated rather than written as an energy), and the dissipated energy
 ``E_dissipated = -int Q_damping . dq/dt dt``.
 
@@ -812,7 +813,7 @@ def _disc_plane_rhs(y, m, inertia, radius, blend, law, damping, grav, plane_radi
     c2 = (x + 0j, 0j, 0j)  # plane patch centred below the disc: the disc stays inside it
     n2 = (0j, 0j, 1.0 + 0j)
     u, point, direction, _, _, weight, sin_a = _contact(c1, n1, radius, c2, n2,
-                                                         plane_radius, blend)
+                                                         plane_radius, blend, law[3] > 0.5)
     f_el, _ = _contact_force(u, law)
     rate = u.imag / h
     total = 0.0
@@ -849,11 +850,14 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
     :func:`segment.facet._contact` between the disc's end face and a plane patch (a disc of
     radius 100 r0 centred below the disc, so the disc always lies within it: the flat contact
     point M is the disc centre and r = r0 (1 - exp(-C sin alpha))), with the facet contact law
-    and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc also slides. The
-    paper's claim: "the motion asymptotically approaches fully flat contact with the virtual
-    contact point at the circle center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the
-    rocking is only lightly damped (the virtual point, where du/dt is taken, approaches the
-    centre), so the approach is slow: r/r0 < 0.1 after 0.3 s, about 0.04 after 1 s.
+    and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc may slide, but
+    nothing pushes it sideways: the force is along the plane's normal (the edge rests on the
+    plane's face, :mod:`segment.facet` item 8), and x stays 0 (with the former bisector
+    line of action it drifted to 8.7 mm by t = 1 s). The paper's claim: "the motion
+    asymptotically approaches fully flat contact with the virtual contact point at the circle
+    center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the rocking is only lightly damped
+    (the virtual point, where du/dt is taken, approaches the centre), so the approach is slow:
+    r/r0 < 0.1 after 0.3 s, about 0.01 after 1 s.
 
     ``mass_kg`` defaults to C5's mass and ``law`` to the facet contact law, both from the
     packaged data (Table 1 and the paper's law).

@@ -16,6 +16,13 @@ Solves ``residual(q, load) = 0`` for the six joint coordinates:
 
 The solver never raises for non-convergence and never returns NaN as an answer: the result
 carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last finite iterate.
+
+*Failure limits.* ``converged`` means numerically converged. An equilibrium with a facet
+dislocated (C5's facet has left C6's, :mod:`segment.facet` item 9) or a ligament stretched past
+eps_max (point C of Table 3) is not a plain "converged": its status is
+``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` /
+``intact`` let a program test them. A non-converged result's message says the same of its
+last iterate, or that no equilibrium was found with the segment intact.
 """
 
 from __future__ import annotations
@@ -29,13 +36,33 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-if TYPE_CHECKING:
-    import pandas as pd
-
+from segment._vec import add, dot, mat_vec, sub
 from segment.disc import DOF_NAMES
+from segment.facet import DISLOCATED, _contact
 from segment.kinematics import cardan_xyz, pose
 from segment.loads import Load
-from segment.model import Segment, SegmentState, _residual, _residual_jacobian
+from segment.model import Segment, SegmentState, _predict_row, _residual, _residual_jacobian
+from segment.tangent import (
+    F_BLEND,
+    F_C1,
+    F_C2,
+    F_N1,
+    F_N2,
+    F_R1,
+    F_R2,
+    G_LAW,
+    G_R0,
+    G_S0,
+    L_A,
+    L_B,
+    L_EPS,
+    L_L0,
+    _axes,
+    _rows3,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EquilibriumResult", "IterationRecord", "solve"]
 
@@ -57,10 +84,14 @@ TOL_CEILING = 1e-3
 MAX_ITERATIONS_LIMIT = 10_000
 
 (CONVERGED, MAX_ITERATIONS, LINE_SEARCH_FAILED, LOAD_STEPPING_FAILED, NOT_FINITE,
- SINGULAR_JACOBIAN) = range(6)
+ SINGULAR_JACOBIAN, CONVERGED_BEYOND_LIMITS) = range(7)
 STATUS_TEXT = ("converged", "iteration limit reached", "line search failed",
                "load stepping could not advance", "non-finite residual or step",
-               "singular Jacobian")
+               "singular Jacobian", "converged beyond the failure limits")
+CONVERGED_STATUSES = (CONVERGED, CONVERGED_BEYOND_LIMITS)
+_NO_PREDICTOR = (False, np.zeros(6), np.zeros((6, 6)))
+"""Statuses of a numerically converged solve (``converged`` True): the second one has a
+dislocated facet or a ligament past eps_max at its equilibrium (see ``limit_flags``)."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +238,62 @@ def _newton_kernel(packed, f, q0, tol, max_iterations, log):
 
 
 @njit(cache=True)
+def _beyond_limits(q, packed, lig_out, fac_out):
+    """Mark the failure limits at ``q``; returns True when any is reached.
+
+    ``lig_out[i]``: ligament i past eps_max, the strain of point C (Table 3); ``fac_out[j]``:
+    facet j dislocated (regime ``dislocated`` of :mod:`segment.facet`, item 9).
+    """
+    glob, lig, fac = packed
+    R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
+          (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
+          (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
+    R, _, _ = _axes(q, R0)
+    p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
+    any_flag = False
+    for i in range(lig.shape[0]):
+        d = sub(_rows3(lig, i, L_B), add(p, mat_vec(R, _rows3(lig, i, L_A))))
+        strain = (math.sqrt(dot(d, d)) - lig[i, L_L0]) / lig[i, L_L0]
+        lig_out[i] = strain > lig[i, L_EPS + 2]
+        any_flag = any_flag or lig_out[i]
+    zc = 0j
+    for i in range(fac.shape[0]):
+        c = add(p, mat_vec(R, _rows3(fac, i, F_C1)))
+        n = mat_vec(R, _rows3(fac, i, F_N1))
+        c2 = _rows3(fac, i, F_C2)
+        n2 = _rows3(fac, i, F_N2)
+        regime = _contact((c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
+                          fac[i, F_R1], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
+                          (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND],
+                          glob[G_LAW + 3] > 0.5)[3]
+        fac_out[i] = regime == DISLOCATED
+        any_flag = any_flag or fac_out[i]
+    return any_flag
+
+
+@njit(cache=True)
+def _solve_predicted(packed, f, q0, predict, predictor, tol, max_iterations, log):
+    """:func:`solve`'s kernel, one compiled call: with ``predict``, Newton from the linear
+    predictor (``Segment._predictor``; q = 0 when not available) and load stepping from q = 0,
+    else both from ``q0``; then the failure limits (status 6 when a converged equilibrium is
+    past one). Returns as :func:`_solve_kernel`."""
+    available, q_u, k_inv = predictor
+    q_step = q0.copy()
+    start = q0.copy()
+    if predict:
+        q_step[:] = 0.0
+        start[:] = 0.0
+        if available:
+            _predict_row(q_u, k_inv, f, start)
+    q, status, norm, n_log, n_steps, load_steps = _solve_kernel_from(
+        packed, f, start, q_step, tol, max_iterations, log)
+    if status == CONVERGED and _beyond_limits(q, packed, np.empty(packed[1].shape[0], np.bool_),
+                                              np.empty(packed[2].shape[0], np.bool_)):
+        status = CONVERGED_BEYOND_LIMITS
+    return q, status, norm, n_log, n_steps, load_steps
+
+
+@njit(cache=True)
 def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     """Newton at the full load from ``q0``; if that fails, automatic load stepping from ``q0``.
 
@@ -215,6 +302,18 @@ def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     ``(q, status, residual norm, steps logged, Newton steps taken, load steps)``; steps
     logged include line searches that failed. This one kernel serves :func:`solve_raw` and
     :func:`segment.solve_many`.
+    """
+    return _solve_kernel_from(packed, f, q0, q0, tol, max_iterations, log)
+
+
+@njit(cache=True)
+def _solve_kernel_from(packed, f, q0, q_step, tol, max_iterations, log):
+    """:func:`_solve_kernel` with the load stepping started from ``q_step`` instead of ``q0``.
+
+    :func:`segment.solve_many` starts Newton from a predicted pose but, like :func:`solve`,
+    falls back to load stepping from the reference pose: restarting it from the prediction
+    (which at 10x nominal loads is often far from any equilibrium) failed or found other
+    equilibria than :func:`solve`.
     """
     sub = np.zeros((max_iterations, 2))
     n_log = 0
@@ -227,7 +326,7 @@ def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     if status == CONVERGED:
         return q, status, norm, n_log, n_log, 1
     q_direct, norm_direct = q, norm
-    q = q0.copy()
+    q = q_step.copy()
     fraction = 0.0
     step = 0.25
     load_steps = 0
@@ -279,9 +378,12 @@ class EquilibriumResult:
         smaller full-load residual of the direct Newton's last iterate and the last load step's
         equilibrium (a partial-load q only when it is the better full-load answer).
     converged : bool
+        Numerically converged: True for status 0 and 6.
     status : int
         0 converged, 1 iteration limit, 2 line search failed, 3 load stepping failed,
-        4 non-finite residual, 5 singular Jacobian.
+        4 non-finite residual, 5 singular Jacobian, 6 converged beyond the failure limits
+        (an equilibrium with a dislocated facet or a ligament past eps_max: see
+        :attr:`limit_flags`).
     message : str
     iterations : int
         Newton steps taken, over all load steps.
@@ -302,6 +404,8 @@ class EquilibriumResult:
 
     q: np.ndarray
     converged: bool
+    """Numerically converged (status 0 or 6): the residual is below ``tol``. Whether the
+    equilibrium is physiological is :attr:`intact`."""
     status: int
     iterations: int
     residual_norm: float
@@ -338,13 +442,39 @@ class EquilibriumResult:
 
     @functools.cached_property
     def message(self) -> str:
-        """One line: how the solve ended."""
+        """One line: how the solve ended, and which failure limits ``q`` is past."""
+        flags = "; ".join(self.limit_flags)
         if self.converged:
-            return (f"converged in {self.iterations} iterations"
+            text = (f"converged in {self.iterations} iterations"
                     + (f" over {self.load_steps} load steps" if self.load_steps > 1 else "")
                     + f" (scaled residual {self.residual_norm:.1e})")
-        return (f"did not converge: {STATUS_TEXT[self.status]} after {self.iterations} "
+            return text + (f", beyond the failure limits: {flags}" if flags else "")
+        text = (f"did not converge: {STATUS_TEXT[self.status]} after {self.iterations} "
                 f"iterations (scaled residual {self.residual_norm:.1e})")
+        if flags:
+            return text + f"; at the last iterate: {flags}"
+        return text + "; no equilibrium found (the segment is intact at the last iterate)"
+
+    @functools.cached_property
+    def limit_flags(self) -> tuple[str, ...]:
+        """The failure limits the segment is past at ``q`` (empty when intact).
+
+        Entries like ``"facet left dislocated"`` (:mod:`segment.facet`, item 9) and
+        ``"ligament FL beyond eps_max (strain 0.71 > 0.58)"`` (point C of Table 3). Static
+        solves are history-free: a ligament past eps_max is flagged, not ruptured.
+        """
+        st = self.state
+        flags = [f"facet {f.side} dislocated" for f in st.facets if f.dislocated]
+        for lig, s in zip(self.model.ligaments, st.ligaments, strict=True):
+            if s.beyond_max:
+                flags.append(f"ligament {s.name} beyond eps_max (strain {s.strain:.2f} > "
+                             f"{lig.curve.strain[2]:.2f})")
+        return tuple(flags)
+
+    @property
+    def intact(self) -> bool:
+        """No facet dislocated and no ligament past eps_max at ``q``."""
+        return not self.limit_flags
 
     @functools.cached_property
     def history(self) -> tuple[IterationRecord, ...]:
@@ -414,6 +544,8 @@ class EquilibriumResult:
             "converged": self.converged,
             "status": self.status,
             "message": self.message,
+            "intact": self.intact,
+            "limit_flags": list(self.limit_flags),
             "iterations": self.iterations,
             "load_steps": self.load_steps,
             "residual_norm": self.residual_norm,
@@ -475,11 +607,15 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
 
 
-def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded) -> EquilibriumResult:
+def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded,
+                   predict=False) -> EquilibriumResult:
     """The solve itself, after :func:`_check_inputs` (kept lean: it is timed per call).
 
-    ``q_unloaded`` must be a read-only array or None (it is stored as given).
+    ``q_unloaded`` must be a read-only array or None (it is stored as given). With ``predict``
+    and no ``q0``, Newton starts from the linear predictor and load stepping, when needed,
+    from the reference pose (as :func:`segment.solve_many` does).
     """
+    predict = predict and q0 is None
     if q0 is None:
         q = np.zeros(6)
     else:
@@ -491,11 +627,12 @@ def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded) -> Equilibr
         if q.shape != (6,) or not all(map(math.isfinite, q.tolist())):
             raise ValueError(f"q0 must be 6 finite numbers, got {q0!r}")
     log = np.empty((5 * max_iterations, 3))
-    q, status, norm, n_log, n_steps, load_steps = _solve_kernel(
-        model._packed, load._vector, q, tol, max_iterations, log)
+    q, status, norm, n_log, n_steps, load_steps = _solve_predicted(
+        model._packed, load._vector, q, predict,
+        model._predictor if predict else _NO_PREDICTOR, tol, max_iterations, log)
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
-        q=q, converged=status == CONVERGED, status=int(status), iterations=n_steps,
+        q=q, converged=status in CONVERGED_STATUSES, status=int(status), iterations=n_steps,
         residual_norm=norm, load=load, load_steps=load_steps, q_unloaded=q_unloaded,
         model=model, log=log[:n_log])
 
@@ -509,7 +646,10 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     model : Segment
     load : Load
     q0 : array_like, shape (6,), optional
-        Starting point (default: the reference pose q = 0).
+        Starting point of Newton and of the load stepping. Default: Newton from the linear
+        predictor ``q_u - K_u^-1 f`` of the unloaded equilibrium (:meth:`Segment.predict_start`)
+        and, when that fails, load stepping from the reference pose q = 0; the start of
+        :func:`segment.solve_many`, so both find the same equilibria.
     tol : float
         Convergence tolerance on the scaled residual (default 1e-10: 2e-9 N, 1.8e-7 N mm),
         within [TOL_FLOOR, TOL_CEILING] = [1e-12, 1e-3] (see their comment).
@@ -531,4 +671,4 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
     unloaded = model.unloaded
     return _solve_checked(model, load, q0, tol, max_iterations,
-                          unloaded.q if unloaded.converged else None)
+                          unloaded.q if unloaded.converged else None, predict=True)

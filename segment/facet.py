@@ -47,27 +47,60 @@ What we compute (decisions where the papers leave room)
    discs that measure differs from the edge-face depth where case 3 meets cases 1 and 2, so the
    force would jump there. We measure the depth at the rim crossing like cases 1 and 2 (both
    measures are zero at first touch) and keep the force continuous across the cases.
-   *Limitation:* contact is defined on the overlap of the projected faces (as the paper's flat
-   point M is), so when two discs slide apart sideways while still interpenetrating, the force
-   ends when the projections stop overlapping instead of fading out. The same happens when the
-   faces stop facing each other (item 8). The facet joints stay far from both (equal 5 mm
-   discs, offsets well below 1 mm, tilts of a few degrees).
+   Where the faces slide apart sideways, the paper's lateral measure comes back as a cap on
+   the depth (item 9).
 5. *Flat contact point M* lies on the centre line at ``L = (|e| + r1 - r2)/2`` from C1 (|e|: the
    distance of the unfolded centres; the paper's c), at C1 when disc 1 lies within disc 2 and at
    C2 when disc 2 lies within disc 1 (paper, section 1.2).
 6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
    (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
    ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
-7. *Line of action.* The force pushes disc 1 along the bisector ``m`` of the normals, through
-   the middle of the penetration segment (the paper's d/2 convention). The paper's skew cases
-   push along the normal of the face the edge rests on (n2 in case 1, -n1 in case 2), which
-   differ from m by alpha/2 and from each other by alpha. For two equal, aligned discs (the
-   facets at the reference pose) an arbitrarily small offset switches between case 1 and
-   case 2, so those directions would make the force jump by about F * alpha; m is their mean,
-   continuous, symmetric when the discs swap roles, and equal to both when the faces are
-   parallel.
-8. *Not facing.* When ``n1 . n2 >= 0`` the faces do not face each other (alpha >= 90 deg); the
-   end-face model does not apply and the contact reports ``not-facing`` with no force.
+7. *Point of application*: the middle of the depth segment at P' (from the face-1 point to
+   the face-2 point beside it along m: the paper's d/2 convention). C6 receives the opposite
+   force at the same point, so forces and moments are equal and opposite exactly.
+8. *Line of action.* The papers push along the normal of the face the edge rests on: n2 in
+   case 1 (edge of disc 1 on face 2), -n1 in case 2; a frictionless contact can push in no
+   other direction. The two differ by alpha, and for two equal, aligned discs (the facets at
+   the reference pose) an arbitrarily small offset switches between the cases, so taken as
+   they are the force would jump by about F alpha there. We therefore turn the direction
+   continuously where the steep point P nears the rim of the face it rests on:
+   ``d = normalize(a n2 - (1 - a) n1)`` with ``a = (1 + t2 - t1)/2`` and
+   ``t_k = smoothstep((r_k - |P - C_k|) / l)``, the depth of P inside rim k (in the unfolded
+   plane, where in-face distances are true), ``l = 0.1 min(r1, r2)`` (0.5 mm for the facets).
+   In case 1, P is on rim 1 (t1 = 0): d = n2 once P lies l inside face 2, the bisector m at
+   its rim; case 2 mirrors it; in edge-edge contact P lies on both rims and d = m. P moves
+   continuously across the cases, so d does too (smoothstep: also its slope). Towards
+   almost-flat and flat contact n2 and -n1 merge and d with them; exactly parallel faces keep
+   d = m = n2 = -n1 (the flat limit is unchanged). Swapping the discs swaps t1 and t2 and
+   reverses d. Effect on the nine Moroney cases (main displacement from the unloaded
+   equilibrium, against the former bisector m everywhere): LB +0.36 %, EXT +0.26 % (its
+   coupled x -0.604 -> -0.616 mm), AR +0.06 %, AS +0.01 %, the others below 0.01 % (their
+   facets are apart or nearly parallel). The disc-plane drop no longer slides (the bisector
+   pushed it sideways with F sin(alpha/2): 8.7 mm in 1 s).
+9. *Fading out: sliding off, turning away, dislocation.* The penetration is the depth of
+   item 2 capped by the lateral overlap ``r1 + r2 - |e|`` of the projected faces (at most the
+   smaller diameter): of the two ways to end the overlap, pushing the faces apart along the
+   normal (the depth) or sliding them apart along the centre line (the paper's case-3 chord
+   overlap), the contact measures the shorter. The facets (depth below 1 mm, overlap about
+   10 mm) never feel the cap in physiological loading; when two faces slide apart while
+   interpenetrating, the overlap narrows below the depth and the force fades to 0 exactly
+   where the projections stop overlapping, instead of ending there in one step (180 N to 0
+   at 0.3 mm depth before). Past that point the joint is ``dislocated`` (C5's facet has left
+   C6's) when the rim point of disc 1 nearest disc 2 lies below the plane of face 2, else
+   ``apart``; either way without force. The cap only removes force: the sideways push of a
+   real rim-on-rim contact is not modelled. *Not facing:* the end-face model needs
+   ``cos(alpha) = -n1 . n2 > 0``; the penetration is multiplied by
+   ``smoothstep(cos(alpha) / 0.25)``, so the force fades out between alpha = 75.5 and 90 deg
+   instead of ending at 90 deg, beyond which the contact reports ``not-facing``.
+10. *Where the penetration is measured* once the point is blended: the papers blend the
+   point but do not say where the depth is taken. Default: at P' (``penetration_at=
+   "virtual"``, the depth where the force acts). Option ``"edge"``: at the edge point P (the
+   deepest point, the paper's edge-face d), the force still acting at P'. Effect on the nine
+   cases (main displacement from the unloaded equilibrium, "edge" against "virtual"): AS
+   +4.4 %, PS -3.6 % (through the unloaded pose), LS -0.02 %, TNS +4.8 %, CMP +0.7 %, LB
+   -3.3 %, FLX -0.9 %, EXT -5.0 %, AR -0.9 %: "edge" makes the depth of tilted faces grow like
+   r |sin(alpha)| (a kink at parallel faces, where the blended depth is smooth) and so
+   stiffens the almost-flat facets.
 
 Contact force law (DETC2000/MECH-6821, "Facet Joints")::
 
@@ -93,9 +126,9 @@ from segment._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
 
 # Regime codes of the kernel and their names.
-APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE = range(7)
+APART, NOT_FACING, FLAT, ALMOST_FLAT, EDGE_FACE_1, EDGE_FACE_2, EDGE_EDGE, DISLOCATED = range(8)
 REGIMES = ("apart", "not-facing", "flat", "almost-flat", "edge-face-1", "edge-face-2",
-           "edge-edge")
+           "edge-edge", "dislocated")
 # Blend weight below which the virtual point is nearer M than P: reported as "almost-flat".
 ALMOST_FLAT_WEIGHT = 0.5
 # Faces this close to parallel are reported as "flat" (rounding of rotated normals is ~1e-16).
@@ -103,6 +136,15 @@ PARALLEL_SIN_ALPHA = 1e-12
 _TINY = 1e-300
 # Relative slack of the "rim point lies within the other disc" tests (rounding of |w| = 1).
 _INSIDE_SLACK = 1e-12
+# Width of the turn of the line of action from a face normal to the bisector, as a fraction of
+# the smaller radius (item 8): 0.5 mm for the 5 mm facets.
+CASE_BLEND_FRACTION = 0.1
+# Below this cos(alpha) (alpha > 75.5 deg) the penetration fades to 0 at alpha = 90 deg (item 9).
+FACING_FADE_COS = 0.25
+# Relative tolerance of the contact law's slope continuity k1 = 2 k2 u_t.
+LAW_SLOPE_RTOL = 1e-9
+# Where the penetration is measured (item 10): at the virtual point P' or at the edge point P.
+PENETRATION_AT = ("virtual", "edge")
 
 
 # Magnitudes whose squares and products neither overflow nor lose precision to underflow
@@ -184,9 +226,13 @@ class ContactResult:
         Unit vector along which the contact force pushes disc 1: the bisector
         (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring); n2 when
         the faces do not face each other or their projections do not overlap (no force then).
+        The line of action of item 8: n2 when the edge of disc 1 rests on face 2, -n1 in the
+        mirror case, the bisector (n2 - n1)/|n2 - n1| in edge-edge contact and turning
+        continuously between them.
     regime : str
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of
-        disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3).
+        disc 1 on the face of disc 2, case 1), ``edge-face-2`` (case 2), ``edge-edge`` (case 3),
+        ``dislocated`` (item 9).
     case : str
         The steep contact case behind P (``edge-face-1``, ``edge-face-2``, ``edge-edge``);
         ``flat`` for parallel faces (no steep point), the regime when apart or not facing.
@@ -194,6 +240,9 @@ class ContactResult:
         1 - exp(-C sin alpha): 0 at M (flat), 1 at P (steep).
     sin_alpha : float
         Sine of the angle between the face normals.
+    dislocated : bool
+        The projected faces no longer overlap while disc 1 lies below the plane of face 2
+        beside it (regime ``dislocated``, item 9): disc 1 has left disc 2.
     """
 
     penetration: float
@@ -203,6 +252,7 @@ class ContactResult:
     case: str
     blend_weight: float
     sin_alpha: float
+    dislocated: bool = False
 
 
 @dataclass(frozen=True)
@@ -219,12 +269,21 @@ class ContactLaw:
         k1 [N/mm] (1.2e6 N/m = 1200 N/mm).
     damping : float
         b_f [N s/mm] (300 N s/m = 0.3 N s/mm); dynamics only.
+    penetration_at : {"virtual", "edge"}
+        Where the penetration u is measured once the contact point is blended: at the
+        virtual point P' (default) or at the edge point P (item 10 of the module docstring).
+
+    The law is continuous in value by construction and in slope when
+    ``k_linear = 2 k_quadratic u_transition`` (the published values: 1200 = 2 * 2000 * 0.3);
+    a law whose slope would jump at u_t is rejected (relative tolerance
+    :data:`LAW_SLOPE_RTOL`, rounding of values given in other units).
     """
 
     k_quadratic: float
     u_transition: float
     k_linear: float
     damping: float = 0.0
+    penetration_at: str = "virtual"
 
     def __post_init__(self):
         for name in ("k_quadratic", "u_transition", "k_linear"):
@@ -233,6 +292,12 @@ class ContactLaw:
                 raise ValueError(f"contact law: {name} must be > 0, got {v}")
         if not (np.isfinite(self.damping) and self.damping >= 0):
             raise ValueError(f"contact law: damping must be >= 0, got {self.damping}")
+        slope = 2.0 * self.k_quadratic * self.u_transition
+        if not abs(self.k_linear - slope) <= LAW_SLOPE_RTOL * slope:
+            raise ValueError(f"contact law: k_linear must equal 2 k_quadratic u_transition = "
+                             f"{slope:g} N/mm (continuous slope at u_transition), got "
+                             f"{self.k_linear:g}")
+        _check_penetration_at(self.penetration_at, "contact law")
 
     @property
     def force_at_transition(self) -> float:
@@ -241,7 +306,9 @@ class ContactLaw:
         return self.k_quadratic * (self.u_transition * self.u_transition)
 
     def as_array(self) -> np.ndarray:
-        return np.array([self.k_quadratic, self.u_transition, self.k_linear])
+        """``[k2, u_t, k1, at_edge]`` for the kernels (at_edge 1.0 for ``"edge"``, else 0.0)."""
+        return np.array([self.k_quadratic, self.u_transition, self.k_linear,
+                         1.0 if self.penetration_at == "edge" else 0.0])
 
     def __call__(self, u: float) -> tuple[float, float]:
         """Return force [N] and slope dF/du [N/mm] at penetration ``u`` [mm]."""
@@ -265,12 +332,37 @@ def _contact_force(u, law):
 
 
 @njit(cache=True)
-def _contact(c1, n1, r1, c2, n2, r2, blend):
-    """Regularized cylinder end-face contact (see the module docstring, items 1-8).
+def _smoothstep(x):
+    """``3 x^2 - 2 x^3`` on [0, 1], 0 below, 1 above (C1; analytic inside, real-part tests)."""
+    if x.real <= 0.0:
+        return 0j
+    if x.real >= 1.0:
+        return 1.0 + 0j
+    return x * x * (3.0 - 2.0 * x)
 
-    All vector arguments are complex 3-tuples; radii and blend are reals. Returns
-    ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` may be negative
-    (a gap) and ``regime``/``case`` are integer codes.
+
+@njit(cache=True)
+def _rim_weight(pp, r, ell):
+    """``smoothstep((r - |y|) / ell)`` from ``pp = |y|^2``: 0 on the rim, 1 at ``ell`` inside.
+
+    The root is only taken inside the ramp (never at |y| = 0, where it has no derivative).
+    """
+    if pp.real >= r * r:
+        return 0j
+    if pp.real <= (r - ell) * (r - ell) and r > ell:
+        return 1.0 + 0j
+    return _smoothstep((r - cmath.sqrt(pp)) / ell)
+
+
+@njit(cache=True)
+def _contact(c1, n1, r1, c2, n2, r2, blend, at_edge):
+    """Regularized cylinder end-face contact (see the module docstring, items 1-11).
+
+    All vector arguments are complex 3-tuples; radii and blend are reals; ``at_edge`` True
+    measures the penetration at the steep point P instead of the virtual point P' (item 10).
+    Returns ``(u, point, direction, regime, case, weight, sin_alpha)`` where ``u`` is the
+    penetration the contact law sees (negative: a gap) and ``regime``/``case`` are integer
+    codes.
 
     :func:`segment.facet_dual._contact_dual` is this function line for line in dual numbers
     (the solver's tangent): a change here must be made there too; ``tests/test_facet_dual.py``
@@ -278,8 +370,8 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     """
     z3 = (0j, 0j, 0j)
     c = sub(c2, c1)
-    n1n2 = dot(n1, n2)
-    if n1n2.real >= 0.0:
+    cos_a = -dot(n1, n2)
+    if cos_a.real <= 0.0:
         mid = scale(0.5, add(c1, c2))
         return -1.0 + 0j, mid, n2, NOT_FACING, NOT_FACING, 0.0 + 0j, 0j
     # bisector normal m (|n2 - n1| >= sqrt(2) when facing) and cos(alpha/2) = m . n2
@@ -303,9 +395,18 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     ee = dot(e, e)
     ce = cmath.sqrt(ee) if abs(ee) > 0.0 else 0j
     u0 = dot(c, n2)  # depth below face 2 of the face-1 point at C1
-    if ce.real >= r1 + r2:  # projections do not overlap
+    # lateral overlap of the projected faces along the centre line (item 9)
+    lap = r1 + r2 - ce
+    if lap.real <= 0.0:  # projections do not overlap: apart, or dislocated (item 9)
         mid = scale(0.5, add(c1, c2))
-        return -1.0 + 0j, mid, n2, APART, APART, 0.0 + 0j, sin_a
+        y = scale(r1 / ce, e) if ce.real > 0.0 else z3
+        u_rim = u0 - cos_h * dot(dn, y)
+        regime = DISLOCATED if u_rim.real > 0.0 else APART
+        return lap, mid, n2, regime, regime, 0.0 + 0j, sin_a
+    if lap.real > 2.0 * r1:
+        lap = 2.0 * r1 + 0j
+    if lap.real > 2.0 * r2:
+        lap = 2.0 * r2 + 0j
     # flat contact point M = t e (item 5)
     if ce.real > 0.0:
         t = clip_real(0.5 * (1.0 + (r1 - r2) / ce), 0j, 1.0 + 0j)
@@ -350,12 +451,32 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
     # blending between M and P (item 6)
     weight = 1.0 - cmath.exp(-blend * sin_a)
     V = add(M, scale(weight, sub(P, M)))
-    u = u0 - cos_h * dot(dn, V)   # = u0 + sin_a (w . V) for unit normals (item 2)
+    # penetration (item 2) at P' (default) or at P (item 10); the reported point stays in the
+    # middle of the depth segment at P' (item 7)
+    depth = u0 - cos_h * dot(dn, V)   # = u0 + sin_a (w . V) for unit normals (item 2)
+    u = u0 - cos_h * dot(dn, P) if at_edge else depth
+    # fading out (item 9): no deeper than the lateral overlap, nor than the facing allows
+    if u.real > lap.real:
+        u = lap
+    if cos_a.real < FACING_FADE_COS:
+        u = u * _smoothstep(cos_a / FACING_FADE_COS)
     # fold V back onto face 1, then go half the penetration along m (item 7)
     vw = dot(V, w)
     v_mid = sub(V, scale((1.0 - cos_h) * vw, w))
     q1 = add(c1, add(v_mid, scale(dot(v_mid, n1) / cos_h, m)))
-    point = add(q1, scale(0.5 * u / cos_h, m))
+    point = add(q1, scale(0.5 * depth / cos_h, m))
+    # line of action (item 8): n2 where the edge rests on face 2, -n1 where it rests on
+    # face 1, turning through the bisector m where P nears the rim of the supporting face
+    if parallel:
+        direction = m
+    else:
+        ell = CASE_BLEND_FRACTION * min(r1, r2)
+        t1 = _rim_weight(dot(P, P), r1, ell)        # P inside face 1 (case 2 side)
+        dp2 = sub(P, e)
+        t2 = _rim_weight(dot(dp2, dp2), r2, ell)    # P inside face 2 (case 1 side)
+        a2 = 0.5 * (1.0 + t2 - t1)
+        v = sub(scale(a2, n2), scale(1.0 - a2, n1))
+        direction = scale(1.0 / norm(v), v)
     if u.real <= 0.0:
         regime = APART
     elif abs(sin_a.real) < PARALLEL_SIN_ALPHA:
@@ -364,7 +485,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend):
         regime = ALMOST_FLAT
     else:
         regime = case
-    return u, point, m, regime, case, weight, sin_a
+    return u, point, direction, regime, case, weight, sin_a
 
 
 def _tuple(a) -> tuple[complex, complex, complex]:
@@ -384,7 +505,8 @@ def contact_points(disc1: Disc, disc2: Disc) -> tuple[np.ndarray, np.ndarray]:
     return flat.point, steep.point
 
 
-def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
+def disc_contact(disc1: Disc, disc2: Disc, *, blend: float,
+                 penetration_at: str = "virtual") -> ContactResult:
     """Contact of two cylinder end faces given in one frame.
 
     Parameters
@@ -393,6 +515,9 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
         The two end faces, normals pointing out of their faces.
     blend : float
         Blending constant C >= 0 of r = r0 (1 - exp(-C sin alpha)).
+    penetration_at : {"virtual", "edge"}
+        Measure the penetration at the virtual point P' (default) or at the edge point P
+        (item 10 of the module docstring).
 
     Returns
     -------
@@ -423,17 +548,18 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
         raise TypeError(f"blend constant C must be a real number, got {blend!r}")
     if not (np.isfinite(blend) and blend >= 0):
         raise ValueError(f"blend constant C must be >= 0, got {blend!r}")
+    at_edge = _check_penetration_at(penetration_at, "disc_contact")
     c1, c2, r1, r2 = disc1.center, disc2.center, disc1.radius, disc2.radius
     size = max(float(np.max(np.abs(c1))), float(np.max(np.abs(c2))), r1, r2)
     if size <= _SAFE_MAX and min(r1, r2) >= _SAFE_MIN:
         u, point, direction, regime, case, weight, sin_a = _contact(
             _tuple(c1), _tuple(disc1.normal), r1, _tuple(c2), _tuple(disc2.normal), r2,
-            float(blend))
+            float(blend), at_edge)
         point = np.array([x.real for x in point])
         u = u.real
     else:
         u, point, direction, regime, case, weight, sin_a = _contact_scaled(disc1, disc2,
-                                                                           float(blend))
+                                                                           float(blend), at_edge)
     return ContactResult(
         penetration=max(u, 0.0),
         point=point,
@@ -442,10 +568,11 @@ def disc_contact(disc1: Disc, disc2: Disc, *, blend: float) -> ContactResult:
         case=REGIMES[case],
         blend_weight=weight.real,
         sin_alpha=sin_a.real,
+        dislocated=regime == DISLOCATED,
     )
 
 
-def _contact_scaled(disc1: Disc, disc2: Disc, blend: float):
+def _contact_scaled(disc1: Disc, disc2: Disc, blend: float, at_edge: bool):
     """The kernel on a local origin (C2) with lengths scaled by a power of two.
 
     For discs whose lengths would overflow when squared (centres or radii beyond ~1e150) or
@@ -474,7 +601,7 @@ def _contact_scaled(disc1: Disc, disc2: Disc, blend: float):
     r1_s, r2_s = float(np.ldexp(r1, -e)), float(np.ldexp(r2, -e))
     u, point, direction, regime, case, weight, sin_a = _contact(
         _tuple(d_s), _tuple(disc1.normal), r1_s, (0j, 0j, 0j), _tuple(disc2.normal), r2_s,
-        blend)
+        blend, at_edge)
     if not (r1_s >= _SAFE_MIN and r2_s >= _SAFE_MIN) and regime not in (APART, NOT_FACING):
         # radii this small against the distance are only resolved when clearly apart
         raise ValueError(f"disc_contact: magnitudes out of range: radii {r1:g} and {r2:g} mm "
@@ -488,6 +615,14 @@ def _contact_scaled(disc1: Disc, disc2: Disc, blend: float):
                          f"point of discs at {c1.tolist()} and {c2.tolist()} mm (radii {r1:g}, "
                          f"{r2:g} mm) exceeds the floating-point range")
     return u, point, direction, regime, case, weight, sin_a
+
+
+def _check_penetration_at(value, where: str) -> bool:
+    """True for ``"edge"``, False for ``"virtual"``; ValueError naming ``where`` otherwise."""
+    if value not in PENETRATION_AT:
+        raise ValueError(f"{where}: penetration_at must be one of {PENETRATION_AT}, got "
+                         f"{value!r}")
+    return value == "edge"
 
 
 @dataclass(frozen=True, eq=False)
@@ -557,6 +692,6 @@ def _facet_state(i, p, R, c1_c5, n1_c5, r1, c2_c6, n2_c6, r2, blend, law):
     c1 = add(p, mat_vec(R, row(c1_c5, i)))
     n1 = mat_vec(R, row(n1_c5, i))
     u, point, direction, regime, case, weight, sin_a = _contact(
-        c1, n1, r1[i], row(c2_c6, i), row(n2_c6, i), r2[i], blend[i])
+        c1, n1, r1[i], row(c2_c6, i), row(n2_c6, i), r2[i], blend[i], law[3] > 0.5)
     magnitude, _ = _contact_force(u, law)
     return u, point, direction, regime, case, weight, sin_a, magnitude, scale(magnitude, direction)

@@ -1,6 +1,6 @@
 """The facet contact in forward-mode dual arithmetic: value and five directional derivatives.
 
-:func:`_contact_dual` is :func:`segment.facet._contact` line for line (same items 1-8 of the
+:func:`_contact_dual` is :func:`segment.facet._contact` line for line (same items 1-10 of the
 :mod:`segment.facet` docstring, same branches, taken on the values), evaluated on the dual
 numbers of :mod:`segment._dual`. One call gives the penetration, the contact point and the
 force direction together with their derivatives along five motions of the C5 facet disc, where
@@ -15,12 +15,16 @@ largest cost.
 *Exactly parallel faces* (``n1 = -n2`` to the last bit) are the one place where the two
 differ. The complex kernel tests ``|n1 + n2|`` by its modulus, so a complex perturbation of a
 normal takes it into the tilted branch, while the dual numbers take the parallel branch (the
-value decides). The penetration and the force direction have the same derivatives either way
-(the penetration is written without norms, item 2 of :mod:`segment.facet`). The contact point
-does not: the blend weight ``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` has a
-kink at parallel faces, and the dual numbers give the derivative of the parallel branch (the
-point moves with M), the complex step the one-sided derivative along its perturbation. Where
-a root of a squared length is taken at exactly zero, the derivative is set to 0.
+value decides). The penetration has the same derivatives either way for turning (not
+stretching) normals (it is written without norms, item 2 of :mod:`segment.facet`; its cap by
+the lateral overlap, item 9, goes through the unfolding, whose tilt direction is undefined
+there). The contact point and the force direction do not: the blend weight
+``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action
+(item 8, which depends on the steep point P, on the rim of the disc that tilts away) have a
+kink at parallel faces; the dual numbers give the derivative of the parallel branch (point
+at M, direction m), the complex step the one-sided derivative along its perturbation. With
+``at_edge`` (item 10) the penetration is kinked there too. Where a root of a squared length
+is taken at exactly zero, the derivative is set to 0.
 """
 
 from __future__ import annotations
@@ -43,22 +47,43 @@ from segment._dual import (
     vscale,
     vsub,
 )
-from segment.facet import _INSIDE_SLACK, _TINY
+from segment.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
 
 __all__: list[str] = []
 
 
 @njit(cache=True)
-def _contact_dual(c1, n1, r1, c2, n2, r2, blend):
+def _smoothstep_dual(x):
+    """:func:`segment.facet._smoothstep` on a dual scalar."""
+    if x[0] <= 0.0:
+        return const(0.0)
+    if x[0] >= 1.0:
+        return const(1.0)
+    return dmul(dmul(x, x), dshift(dscale(-2.0, x), 3.0))
+
+
+@njit(cache=True)
+def _rim_weight_dual(pp, r, ell):
+    """:func:`segment.facet._rim_weight` on a dual squared length ``pp``."""
+    if pp[0] >= r * r:
+        return const(0.0)
+    if pp[0] <= (r - ell) * (r - ell) and r > ell:
+        return const(1.0)
+    return _smoothstep_dual(dscale(1.0 / ell, dshift(dscale(-1.0, dsqrt(pp)), r)))
+
+
+@njit(cache=True)
+def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
     """``(u, point, direction)`` of :func:`segment.facet._contact` on dual vectors.
 
-    ``c1, n1, c2, n2`` are dual 3-vectors, radii and blend reals. ``u`` < 0 (a gap) when the
-    discs are apart or do not face each other; then point and direction are those of
-    ``_contact`` (the midpoint of the centres and n2).
+    ``c1, n1, c2, n2`` are dual 3-vectors, radii and blend reals. ``u`` <= 0 (a gap) when the
+    discs are apart, dislocated or do not face each other; then point and direction are those
+    of ``_contact`` (the midpoint of the centres and n2).
     """
     z = const(0.0)
     c = vsub(c2, c1)
-    if vdot(n1, n2)[0] >= 0.0:  # not facing (item 8)
+    cos_a = dscale(-1.0, vdot(n1, n2))
+    if cos_a[0] <= 0.0:  # not facing (item 9)
         return const(-1.0), vrscale(0.5, vadd(c1, c2)), n2
     # bisector normal m and cos(alpha/2) = m . n2 (item 1)
     sm = vsub(n2, n1)
@@ -82,8 +107,14 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend):
     ee = vdot(e, e)
     ce = dsqrt(ee) if abs(ee[0]) > 0.0 else z
     u0 = vdot(c, n2)  # depth below face 2 of the face-1 point at C1 (item 2)
-    if ce[0] >= r1 + r2:  # projections do not overlap
-        return const(-1.0), vrscale(0.5, vadd(c1, c2)), n2
+    # lateral overlap of the projected faces along the centre line (item 9)
+    lap = dshift(dscale(-1.0, ce), r1 + r2)
+    if lap[0] <= 0.0:  # projections do not overlap: apart or dislocated, no force
+        return lap, vrscale(0.5, vadd(c1, c2)), n2
+    if lap[0] > 2.0 * r1:
+        lap = const(2.0 * r1)
+    if lap[0] > 2.0 * r2:
+        lap = const(2.0 * r2)
     # flat contact point M = t e (item 5); the clip keeps t (its derivative) at ties
     if ce[0] > 0.0:
         t = dscale(0.5, dshift(dscale(r1 - r2, dinv(ce)), 1.0))
@@ -129,13 +160,31 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend):
     # blending between M and P (item 6): weight = 1 - exp(-C sin alpha)
     weight = dshift(dscale(-1.0, dexp(dscale(-blend, sin_a))), 1.0)
     V = vadd(M, vscale(weight, vsub(P, M)))
-    u = dsub(u0, dmul(cos_h, vdot(dn, V)))   # = u0 + sin_a (w . V) (item 2)
+    # penetration at P' (default) or at P (item 10): u0 + sin_a (w . Y) (item 2)
+    depth = dsub(u0, dmul(cos_h, vdot(dn, V)))
+    u = dsub(u0, dmul(cos_h, vdot(dn, P))) if at_edge else depth
+    # fading out (item 9)
+    if u[0] > lap[0]:
+        u = lap
+    if cos_a[0] < FACING_FADE_COS:
+        u = dmul(u, _smoothstep_dual(dscale(1.0 / FACING_FADE_COS, cos_a)))
     # fold V back onto face 1, then go half the penetration along m (item 7)
     vw = vdot(V, w)
     v_mid = vsub(V, vscale(dmul(dshift(dscale(-1.0, cos_h), 1.0), vw), w))
     q1 = vadd(c1, vadd(v_mid, vscale(dmul(vdot(v_mid, n1), inv_cos_h), m)))
-    point = vadd(q1, vscale(dscale(0.5, dmul(u, inv_cos_h)), m))
-    return u, point, m
+    point = vadd(q1, vscale(dscale(0.5, dmul(depth, inv_cos_h)), m))
+    # line of action (item 8)
+    if parallel:
+        direction = m
+    else:
+        ell = CASE_BLEND_FRACTION * min(r1, r2)
+        t1 = _rim_weight_dual(vdot(P, P), r1, ell)
+        dp2 = vsub(P, e)
+        t2 = _rim_weight_dual(vdot(dp2, dp2), r2, ell)
+        a2 = dscale(0.5, dshift(dsub(t2, t1), 1.0))
+        v = vsub(vscale(a2, n2), vscale(dshift(dscale(-1.0, a2), 1.0), n1))
+        direction = vscale(dinv(dsqrt(vdot(v, v))), v)
+    return u, point, direction
 
 
 @njit(cache=True)

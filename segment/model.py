@@ -23,6 +23,7 @@ selects.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,14 +34,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment.disc import DiscStiffness, _add_disc_force
-from segment.facet import REGIMES, ContactLaw, FacetJoint, _facet_state
+from segment.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint, _facet_state
 from segment.io import BodyInertia
 from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
 from segment.ligament import Ligament, _ligament_state
 from segment.loads import Load
 from segment.tangent import _residual_tangent, pack
 
-__all__ = ["FacetState", "LigamentState", "Segment", "SegmentState"]
+__all__ = ["PUBLISHED_FACET_DAMPING", "FacetState", "LigamentState", "Segment", "SegmentState"]
+
+PUBLISHED_FACET_DAMPING = 0.3
+"""Facet contact damping b_f [N s/mm]: 300 N s/m (DETC2000/MECH-6821, "Facet Joints", after
+de Jager 1996); the default of a :class:`Segment` built by hand."""
 
 COMPLEX_STEP = 1e-20
 """Imaginary step of the complex-step reference Jacobian (exact to rounding for any tiny h)."""
@@ -64,6 +69,21 @@ def _generalized_force(q, load, params):
         _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
     _add_load(Q, load, r0, h1, h2, h3)
     return Q
+
+
+@njit(cache=True)
+def _predict_row(q_u, k_inv, f, out):
+    """``out = q_u - K_u^-1 f`` in a fixed order; zeros when not finite (the linear start)."""
+    ok = True
+    for i in range(6):
+        acc = 0.0
+        for j in range(6):
+            acc += k_inv[i, j] * f[j]
+        out[i] = q_u[i] - acc
+        ok = ok and math.isfinite(out[i])
+    if not ok:
+        for i in range(6):
+            out[i] = 0.0
 
 
 @njit(cache=True)
@@ -173,6 +193,10 @@ class FacetState:
     force_on_c5: np.ndarray
     blend_weight: float
     sin_alpha: float
+    dislocated: bool = False
+    """C5's facet has left C6's: the projected faces no longer overlap while the C5 face lies
+    below the plane of the C6 face beside it (regime ``dislocated``, :mod:`segment.facet`
+    item 9). No force then."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,14 +221,15 @@ class SegmentState:
             columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max"])
 
     def facet_table(self) -> pd.DataFrame:
-        """One row per facet: regime, penetration [mm], force [N], point and force in C6."""
+        """One row per facet: regime, dislocated, penetration [mm], force [N], point and
+        force in C6."""
         import pandas as pd  # lazy: `import segment` stays light
 
         rows = []
         for s in self.facets:
             rows.append({
-                "facet": s.side, "regime": s.regime, "penetration_mm": s.penetration,
-                "force_N": s.force,
+                "facet": s.side, "regime": s.regime, "dislocated": s.dislocated,
+                "penetration_mm": s.penetration, "force_N": s.force,
                 **{f"point_{a}_mm": v for a, v in zip("xyz", s.point, strict=True)},
                 **{f"force_on_c5_{a}_N": v for a, v in zip("xyz", s.force_on_c5, strict=True)},
             })
@@ -219,13 +244,16 @@ class Segment:
     Build the published model with :func:`segment.c5c6`; derive variants with
     :meth:`replace`. Positions in mm, forces in N, moments in N mm, angles in rad.
     ``inertia`` (Table 1, C5) is used by the dynamics only; statics never need it.
+    ``contact_law`` defaults to the published facet law with its damping b_f = 0.3 N s/mm
+    (:data:`PUBLISHED_FACET_DAMPING`).
     """
 
     reference: ReferencePose
     disc: DiscStiffness
     ligaments: tuple[Ligament, ...] = ()
     facets: tuple[FacetJoint, ...] = ()
-    contact_law: ContactLaw = field(default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0))
+    contact_law: ContactLaw = field(
+        default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0, damping=PUBLISHED_FACET_DAMPING))
     inertia: BodyInertia | None = None
 
     def __post_init__(self):
@@ -322,7 +350,8 @@ class Segment:
             FacetState(side=f.side, regime=REGIMES[int(fac[i, 4])], case=REGIMES[int(fac[i, 5])],
                        penetration=fac[i, 0], force=fac[i, 3], point=fac[i, 6:9].copy(),
                        direction=fac[i, 9:12].copy(), force_on_c5=fac[i, 12:15].copy(),
-                       blend_weight=fac[i, 1], sin_alpha=fac[i, 2])
+                       blend_weight=fac[i, 1], sin_alpha=fac[i, 2],
+                       dislocated=int(fac[i, 4]) == DISLOCATED)
             for i, f in enumerate(self.facets))
         return SegmentState(q=q, disc_force=disc, ligaments=ligs, facets=facs)
 
@@ -345,6 +374,39 @@ class Segment:
         if missing:
             raise ValueError(f"unknown ligament(s) {missing}; this model has {known}")
         return self.replace(ligaments=tuple(x for x in self.ligaments if x.name in names))
+
+    @functools.cached_property
+    def _predictor(self):
+        """``(available, q_u, K_u^-1)`` for the linear start ``q_u - K_u^-1 f`` of
+        :meth:`predict_start`; ``available`` False (and zeros) when the unloaded equilibrium did
+        not converge or its stiffness is singular."""
+        u = self.unloaded
+        none = (False, np.zeros(6), np.zeros((6, 6)))
+        if not u.converged:
+            return none
+        try:
+            k_inv = np.linalg.inv(self.jacobian(u.q, Load.zero()))
+        except np.linalg.LinAlgError:
+            return none
+        if not np.all(np.isfinite(k_inv)):
+            return none
+        return True, np.array(u.q, dtype=float), np.ascontiguousarray(k_inv)
+
+    def predict_start(self, F) -> np.ndarray:
+        """Linear predictor ``q_u - K_u^-1 f`` (N, 6) [mm, rad] for load rows ``F`` (N, 6).
+
+        The start of :func:`segment.solve` and :func:`segment.solve_many` (computed inside
+        their kernels by the same compiled function, so one load gets bit for bit the start it
+        gets among many); q = 0 where the unloaded equilibrium is not available or the
+        prediction is not finite.
+        """
+        F = np.ascontiguousarray(np.asarray(F, dtype=float).reshape(-1, 6))
+        available, q_u, k_inv = self._predictor
+        out = np.zeros_like(F)
+        if available:
+            for k in range(F.shape[0]):
+                _predict_row(q_u, k_inv, F[k], out[k])
+        return out
 
     @functools.cached_property
     def unloaded(self):

@@ -562,8 +562,13 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
               "facet forces on C5). Sagittal cases seen from the left, LS, LB and AR from "
               "behind. Panel titles give the main displacement from the reference pose (the "
               "one drawn translucent); the tables give it from the unloaded equilibrium.")
-    shown = disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations"]]
+    shown = disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations", "intact"]]
     rep.table("displacements", disp, shown)
+    beyond = disp[~disp["intact"]]
+    rep.text("Equilibria past a failure limit (a dislocated facet, a ligament past ε_max of "
+             "Table 3; `intact` False above): "
+             + ("; ".join(f"{r.configuration} {r.case}: {r.limit_flags}"
+                          for r in beyond.itertuples()) or "none") + ".")
     ref_rows = []
     for series in ref.displacements["series"].unique():
         sel = ref.displacements[ref.displacements.series == series]
@@ -606,9 +611,14 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     rep.table("ligaments", ligs,
               ligs.pivot(index="case", columns="ligament", values="tension_N")
               .loc[names].reset_index())
-    rep.text("Facet joints per case: regime, penetration [mm] and contact force [N]:")
-    rep.table("facets", facets, facets[["case", "facet", "regime", "penetration_mm",
-                                        "force_N"]])
+    past = ligs[ligs["beyond_eps_max"]]
+    rep.text("Ligaments past ε_max (point C of Table 3) in these cases: "
+             + (", ".join(f"{r.ligament} in {r.case} (strain {r.strain:.2f})"
+                          for r in past.itertuples()) or "none") + ".")
+    rep.text("Facet joints per case: regime, dislocated (C5's facet has left C6's), "
+             "penetration [mm] and contact force [N]:")
+    rep.table("facets", facets, facets[["case", "facet", "regime", "dislocated",
+                                        "penetration_mm", "force_N"]])
     rep.text("Facet-force order of magnitude: a C5–C6 finite element study (cited by Jaumard "
              "et al. 2011, J Biomech Eng; SOURCES.md §3) under 73.6 N compression alone and "
              "with 1.8 N m. The source does not say whether its number is one facet or both: "

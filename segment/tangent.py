@@ -56,7 +56,7 @@ __all__: list[str] = []
 # passing and unpacking a tuple of 17 arrays (reference counting of each) cost ~0.6 us per
 # kernel call, half of a residual evaluation (benchmarks/bench_kernels.py: residual 1.3 ->
 # 0.67 us, residual and Jacobian 1.8 -> 1.1 us). Column offsets:
-G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (27,): R0 row-major
+G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (28,): R0 row-major
 L_A, L_B, L_L0, L_EPS, L_F = 0, 3, 6, 7, 10                # lig (n, 13): one row per ligament
 F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 15)
 L_WIDTH, F_WIDTH = L_F + 3, F_BLEND + 1
@@ -167,7 +167,8 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
           (n[1], 0.0, 0.0, 0.0, t1[1], t2[1]),
           (n[2], 0.0, 0.0, 0.0, t1[2], t2[2]))
     ud, pd, dd = _contact_dual(cd, nd, r1, (const(c2[0]), const(c2[1]), const(c2[2])),
-                               (const(n2[0]), const(n2[1]), const(n2[2])), r2, blend)
+                               (const(n2[0]), const(n2[1]), const(n2[2])), r2, blend,
+                               law[3] > 0.5)
     pt = (pd[0][0], pd[1][0], pd[2][0])
     if ud[0] <= 0.0:  # apart: no force, and the law's value and slope vanish
         return (0.0, 0.0, 0.0), pt, False
@@ -206,7 +207,7 @@ def _residual_tangent(q, load, packed, with_jacobian):
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
-    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2])
+    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     R, g, h = _axes(q, R0)
     p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
     # disc, eq. (1): Q_i = -k_i(q_i) q_i
@@ -268,7 +269,7 @@ def _residual_tangent(q, load, packed, with_jacobian):
             u, point, direction, _, _, _, _ = _contact(
                 (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
                 r1, (c2[0] + zc, c2[1] + zc, c2[2] + zc),
-                (n2[0] + zc, n2[1] + zc, n2[2] + zc), r2, blend)
+                (n2[0] + zc, n2[1] + zc, n2[2] + zc), r2, blend, law[3] > 0.5)
             if u.real > 0.0:
                 mag, _ = _contact_force(u, law)
                 f = (mag.real * direction[0].real, mag.real * direction[1].real,

@@ -105,6 +105,7 @@ def displacement_table(models: Mapping[str, Segment], cases: Mapping[str, Load])
             main, unit = main_value(load, from_unloaded)
             rows.append({
                 "configuration": config, "case": name, "converged": r.converged,
+                "intact": r.intact, "limit_flags": "; ".join(r.limit_flags),
                 "iterations": r.iterations, "main": main, "main_unit": unit,
                 **dict(zip(DISPLACEMENT_COLUMNS, from_unloaded, strict=True)),
                 **{f"{c}_from_reference": v
@@ -215,6 +216,7 @@ def element_force_tables(model: Segment, cases: Mapping[str, Load]
             shares[s.name] = -Q[dof]
         for f in st.facets:
             fac_rows.append({"case": name, "facet": f.side, "regime": f.regime,
+                             "dislocated": f.dislocated,
                              "penetration_mm": f.penetration, "force_N": f.force,
                              "point_x_mm": f.point[0], "point_y_mm": f.point[1],
                              "point_z_mm": f.point[2]})

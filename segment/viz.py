@@ -509,8 +509,10 @@ class SceneTemplate:
             side = np.sign(joint.disc_c6.center[1]) or 1.0
             # left label above the joint, right label below: apart in lateral views too
             points.append(joint.disc_c6.center + np.array([-6.0, 8.0 * side, 12.0 * side]))
-            labels.append(f"{f.side}: {f.regime}")
-            lines.append(f"facet {f.side}: {f.regime}, {f.force:.1f} N")
+            # a dislocated joint (C5's facet has left C6's) is named in capitals
+            state_text = "DISLOCATED" if getattr(f, "dislocated", False) else f.regime
+            labels.append(f"{f.side}: {state_text}")
+            lines.append(f"facet {f.side}: {state_text}, {f.force:.1f} N")
         return np.array(points).reshape(-1, 3), labels, "\n".join(lines)
 
     # -- public
@@ -610,6 +612,8 @@ def _title(result: EquilibriumResult, *, short: bool = False) -> str:
     unit = "mm" if i < 3 else "deg"
     load_text = ", ".join(comps) or "no load"
     flag = "" if result.converged else "  [NOT CONVERGED]"
+    if result.converged and not result.intact:   # dislocated facet, ligament past eps_max
+        flag = "  [BEYOND LIMITS]"
     if short:
         return f"{load.name}: {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"
     return f"{load.name} ({load_text}): {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"

@@ -117,3 +117,32 @@ def test_numpy_scalars_are_accepted_as_settings(model):
 def test_solve_many_argument_errors_name_the_argument(model, call, error, message):
     with pytest.raises(error, match=message):
         call(model)
+
+
+TEN_X_LOADS = 200
+TEN_X_Q_ATOL = 1e-8     # mm / rad: the same kernel from the same start
+
+
+def test_solve_many_equals_solve_at_ten_times_nominal():
+    """Issue 13: at 10x nominal solve_many failed or found other equilibria where solve did
+    not. Same start (the linear predictor) and the same fallback (load stepping from the
+    reference pose): same statuses, same equilibria, q never NaN, every failure explained."""
+    model = segment.c5c6()
+    corner = np.array([-20.0, -20.0, -20.0, -1800.0, -1800.0, 1800.0])   # slides the facets off
+    F = np.vstack([random_loads(TEN_X_LOADS, scale=10.0, seed=3), 8 * corner, 10 * corner])
+    batch = segment.solve_many(model, F)
+    assert np.all(np.isfinite(batch.q))
+    singles = [segment.solve(model, segment.Load(f[:3], f[3:])) for f in F]
+    np.testing.assert_array_equal(batch.status, [r.status for r in singles])
+    np.testing.assert_allclose(batch.q, [r.q for r in singles], rtol=0, atol=TEN_X_Q_ATOL)
+    np.testing.assert_array_equal(batch.intact, [r.intact for r in singles])
+    np.testing.assert_array_equal(batch.facet_dislocated,
+                                  [[f.dislocated for f in r.state.facets] for r in singles])
+    for r in singles:
+        if not r.converged:
+            assert "at the last iterate:" in r.message or "no equilibrium found" in r.message
+    # the range is really beyond the limits: flagged equilibria of both kinds occur
+    assert batch.ligament_beyond_max.any() and batch.facet_dislocated.any()
+    assert batch.converged.sum() > 0.9 * TEN_X_LOADS
+    frame = batch.frame()
+    assert frame["intact"].tolist() == batch.intact.tolist()

@@ -149,6 +149,20 @@ def test_solve_flx_prints_a_table_row(capsys):
         assert regime in REGIMES and unit == "N" and float(force) >= 0
 
 
+def test_solve_marks_rows_beyond_the_failure_limits(capsys):
+    """FLX at 15x: FL past eps_max (Table 3); the row says so, the JSON too."""
+    code, out, err = run(capsys, "solve", "--scale", "15", "FLX")
+    assert code == EXIT_OK and err == ""
+    line = next(x for x in out.splitlines() if x.startswith("FLX"))
+    assert "BEYOND LIMITS:" in line and "ligament FL beyond eps_max" in line
+    data = run_json(capsys, "--scale", "15", "FLX")
+    (r,) = data["results"]
+    assert r["intact"] is False and any(f.startswith("ligament FL") for f in r["limit_flags"])
+    assert "dislocated" in r["facets"][0]
+    code, out, _ = run(capsys, "solve", "FLX")
+    assert "BEYOND LIMITS" not in out
+
+
 def test_solve_without_cases_solves_all_nine(capsys):
     data = run_json(capsys, "--no-facets", "--no-ligaments")
     assert [r["load"] for r in data["results"]] == list(CASES)

@@ -162,3 +162,51 @@ def test_six_by_six_solve_matches_lapack():
     J[3] = J[2]                                  # two equal rows: exactly singular
     _, ok = _solve6(J, np.ones(6))
     assert not ok
+
+
+# ------------------------------------------------------------------ failure limits (issue 13)
+CORNER = np.array([-20.0, -20.0, -20.0, -1800.0, -1800.0, 1800.0])   # N, N mm: nominal
+
+
+def _scaled(load, factor):
+    return segment.Load(load.force * factor, load.moment * factor, f"{load.name} x{factor}")
+
+
+def test_nominal_case_is_intact():
+    r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    assert r.status == 0 and r.converged and r.intact
+    assert r.limit_flags == ()
+    d = r.to_dict()
+    assert d["intact"] is True and d["limit_flags"] == []
+
+
+def test_ligament_past_eps_max_is_flagged_not_plain_converged():
+    """FLX at 15x nominal: FL far past its failure strain (Table 3: eps_max = 0.21)."""
+    from segment.equilibrium import CONVERGED_BEYOND_LIMITS
+
+    r = segment.solve(segment.c5c6(), _scaled(segment.LOAD_CASES["FLX"], 15.0))
+    assert r.converged                      # numerically converged ...
+    assert r.status == CONVERGED_BEYOND_LIMITS and not r.intact   # ... but not physiological
+    fl = [f for f in r.limit_flags if f.startswith("ligament FL ")]
+    assert len(fl) == 1 and "> 0.21" in fl[0], r.limit_flags
+    assert "beyond the failure limits" in r.message and "ligament FL" in r.message
+    assert r.to_dict()["intact"] is False
+
+
+def test_dislocated_facet_is_flagged():
+    """The corner load at 8x: both facets have slid off (issue 13: at 10x such results were
+    reported 'converged' with the facets mm deep, zero force and regime 'apart')."""
+    r = segment.solve(segment.c5c6(), segment.Load(8 * CORNER[:3], 8 * CORNER[3:]))
+    assert r.converged and not r.intact
+    assert [f.dislocated for f in r.state.facets] == [True, True]
+    assert all(f.regime == "dislocated" and f.force == 0.0 for f in r.state.facets)
+    assert "facet left dislocated" in r.limit_flags and "facet right dislocated" in r.limit_flags
+    table = r.state.facet_table()
+    assert table["dislocated"].tolist() == [True, True]
+
+
+def test_failed_solve_says_why():
+    r = segment.solve(segment.c5c6(), segment.Load(4.7 * CORNER[:3], 4.7 * CORNER[3:]))
+    assert not r.converged
+    assert np.all(np.isfinite(r.q))
+    assert "at the last iterate:" in r.message or "no equilibrium found" in r.message

@@ -63,7 +63,8 @@ def test_skew_rim_point_of_disc1_gives_its_depth(tilt_deg):
     assert res.penetration == pytest.approx(depth, abs=1e-9)
     assert res.penetration == pytest.approx(0.05, abs=EXACT)
     m = (np.array([0, 0, 1.0]) - n1) / np.linalg.norm(np.array([0, 0, 1.0]) - n1)
-    np.testing.assert_allclose(res.direction, m, atol=EXACT)   # bisector of the normals
+    # the edge rests well inside face 2: the force is along its normal n2 (paper, case 1)
+    np.testing.assert_allclose(res.direction, [0, 0, 1], atol=EXACT)
     lowest = rim[np.argmin(rim[:, 2])]
     # reported point: middle of the penetration segment, which runs from the rim point along
     # the bisector m of the normals (length u / cos(a/2)) up to face 2
@@ -78,8 +79,8 @@ def test_skew_case2_rim_of_disc2_in_face1():
     d1 = Disc([0.3, 0.2, 0.1], [0, 0, -1], 9.0)
     res = disc_contact(d1, d2, blend=LARGE_C)
     assert res.regime == "edge-face-2"
-    m = (n2 + np.array([0, 0, 1.0])) / np.linalg.norm(n2 + np.array([0, 0, 1.0]))
-    np.testing.assert_allclose(res.direction, m, atol=EXACT)
+    # the rim of disc 2 rests well inside face 1: the force on disc 1 is along -n1 (case 2)
+    np.testing.assert_allclose(res.direction, [0, 0, 1], atol=EXACT)
     assert res.penetration == pytest.approx(-0.1 + 3.0 * np.sin(a), abs=EXACT)
 
 
@@ -101,16 +102,18 @@ def test_blend_weight_moves_the_point_from_m_to_p():
 
 
 # ------------------------------------------------------------------ apart
-@pytest.mark.parametrize("d1", [
-    Disc([0, 0, 0.3], [0, 0, -1], 5.0),                  # gap along the normal
-    Disc([10.5, 0, -0.2], [0, 0, -1], 5.0),              # no overlap in projection
-    Disc([0, 0, 1.6], rot([1, 1, 0], 0.3) @ [0, 0, -1.0], 5.0),   # tilted, rim 0.12 above
-    Disc([0, 0, -0.1], [0, 0, 1], 5.0),                  # same facing: not facing
+@pytest.mark.parametrize(("d1", "regime"), [
+    (Disc([0, 0, 0.3], [0, 0, -1], 5.0), "apart"),                  # gap along the normal
+    (Disc([10.5, 0, 0.2], [0, 0, -1], 5.0), "apart"),     # no overlap, above face 2's plane
+    (Disc([10.5, 0, -0.2], [0, 0, -1], 5.0), "dislocated"),   # no overlap, below: slid off
+    (Disc([0, 0, 1.6], rot([1, 1, 0], 0.3) @ [0, 0, -1.0], 5.0), "apart"),  # rim 0.12 above
+    (Disc([0, 0, -0.1], [0, 0, 1], 5.0), "not-facing"),             # same facing
 ])
-def test_separated_discs_give_zero(d1):
+def test_separated_discs_give_zero(d1, regime):
     res = disc_contact(d1, Disc([0, 0, 0], [0, 0, 1], 5.0), blend=C_DEFAULT)
     assert res.penetration == 0.0
-    assert res.regime in ("apart", "not-facing")
+    assert res.regime == regime
+    assert res.dislocated == (regime == "dislocated")
 
 
 # ------------------------------------------------------------------ invariance and reaction
@@ -206,3 +209,89 @@ def test_contact_law_published_values():
     assert law(0.5)[0] == pytest.approx(180 + 1.2e6 * 2e-4)
     # value and slope continuous at the transition
     assert law(0.3 - 1e-9)[1] == pytest.approx(law(0.3 + 1e-9)[1])
+
+
+# ------------------------------------------------------------------ line of action (issue 13)
+def _tilted(alpha, offset, r1=5.0, r2=5.0, depth=0.2):
+    """Disc 1 tilted by ``alpha`` about x above disc 2 (normal +z), centre offset ``offset``
+    along y, its lowest rim point (towards -y) ``depth`` below face 2."""
+    n1 = rot([1, 0, 0], alpha) @ np.array([0, 0, -1.0])
+    c1 = np.array([0.0, offset, r1 * np.sin(alpha) - depth])
+    return Disc(c1, n1, r1), Disc([0, 0, 0], [0, 0, 1], r2)
+
+
+@pytest.mark.parametrize("alpha_deg", [1.0, 5.0, 20.0])
+def test_direction_is_the_supporting_face_normal_far_from_the_switch(alpha_deg):
+    a = np.radians(alpha_deg)
+    d1, d2 = _tilted(a, offset=2.0)             # rim of disc 1 2 mm inside face 2: case 1
+    res = disc_contact(d1, d2, blend=LARGE_C)
+    assert res.regime == "edge-face-1"
+    np.testing.assert_allclose(res.direction, d2.normal, atol=EXACT)
+    res = disc_contact(d2, d1, blend=LARGE_C)   # roles swapped: case 2, on the face of disc 1
+    assert res.regime == "edge-face-2"
+    np.testing.assert_allclose(res.direction, -d2.normal, atol=EXACT)
+
+
+DIRECTION_SWEEP_STEPS = 4000
+DIRECTION_STEP_TOL = 5e-4      # rad per step: a 0.1 deg turn spread over ~1 mm of offset
+
+
+@pytest.mark.parametrize("alpha_deg", [2.0, 10.0])
+@pytest.mark.parametrize("blend", [C_DEFAULT, LARGE_C])
+def test_direction_turns_continuously_across_the_case_switch(alpha_deg, blend):
+    """Equal discs, offset swept through the switch between case 1 and case 2 (which happens
+    at zero offset): the direction turns from n2 to -n1 without a jump."""
+    a = np.radians(alpha_deg)
+    offsets = np.linspace(1.5, -1.5, DIRECTION_SWEEP_STEPS + 1)
+    dirs, cases = [], []
+    for off in offsets:
+        res = disc_contact(*_tilted(a, off), blend=blend)
+        dirs.append(res.direction)
+        cases.append(res.case)
+    dirs = np.array(dirs)
+    steps = np.arccos(np.clip(np.sum(dirs[1:] * dirs[:-1], axis=1), -1, 1))
+    assert steps.max() < DIRECTION_STEP_TOL, steps.max()
+    assert cases[0] == "edge-face-1" and cases[-1] == "edge-face-2"
+    n1 = rot([1, 0, 0], a) @ np.array([0, 0, -1.0])
+    np.testing.assert_allclose(dirs[0], [0, 0, 1], atol=EXACT)
+    np.testing.assert_allclose(dirs[-1], -n1, atol=EXACT)
+    # where the case switches, the direction is the bisector (to one sweep step)
+    k = next(i for i in range(len(cases) - 1) if cases[i + 1] != cases[i])
+    m = (np.array([0, 0, 1.0]) - n1) / np.linalg.norm(np.array([0, 0, 1.0]) - n1)
+    assert np.arccos(min(1.0, dirs[k] @ m)) < 2 * DIRECTION_STEP_TOL
+
+
+def test_direction_merges_towards_flat():
+    """Tilt -> 0: n2 and -n1 merge, and the direction with them (the flat limit)."""
+    previous = None
+    for alpha in np.geomspace(0.3, 1e-9, 200):
+        res = disc_contact(*_tilted(alpha, 2.0), blend=C_DEFAULT)
+        assert np.arccos(min(1.0, res.direction[2])) <= alpha + 1e-12
+        if previous is not None:
+            assert np.linalg.norm(res.direction - previous) < 0.05
+        previous = res.direction
+    flat = disc_contact(*_tilted(0.0, 2.0), blend=C_DEFAULT)
+    np.testing.assert_allclose(flat.direction, [0, 0, 1], atol=EXACT)
+
+
+# ------------------------------------------------------------------ where u is measured
+def test_penetration_at_edge_is_the_depth_of_the_edge_point():
+    a = np.radians(3.0)
+    d1 = Disc([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
+    d2 = Disc([0, 0, 0], [0, 0, 1], 8.0)
+    virtual = disc_contact(d1, d2, blend=C_DEFAULT)
+    edge = disc_contact(d1, d2, blend=C_DEFAULT, penetration_at="edge")
+    assert edge.penetration == pytest.approx(0.05 + 5 * np.sin(a), abs=EXACT)   # rim depth
+    assert virtual.penetration < edge.penetration
+    np.testing.assert_allclose(edge.point, virtual.point, atol=EXACT)   # still acting at P'
+    with pytest.raises(ValueError, match="penetration_at must be one of"):
+        disc_contact(d1, d2, blend=C_DEFAULT, penetration_at="rim")
+
+
+def test_contact_law_enforces_slope_continuity():
+    with pytest.raises(ValueError, match="k_linear must equal 2 k_quadratic u_transition"):
+        ContactLaw(2000.0, 0.3, 1000.0)
+    ContactLaw(2e3, 0.3, 2 * 2e3 * 0.3 * (1 + 1e-12))       # rounding is accepted
+    with pytest.raises(ValueError, match="penetration_at"):
+        ContactLaw(2000.0, 0.3, 1200.0, penetration_at="P")
+    assert ContactLaw(2000.0, 0.3, 1200.0, penetration_at="edge").as_array()[3] == 1.0

@@ -324,6 +324,7 @@ def test_consistent_contact_law_change_loads(data_copy):
     """The check is k2 u_t^2 = F_t, not a fixed 180 N: 1000 * 0.3^2 = 90 N is accepted."""
     set_cell(data_copy, "facet_contact_law.csv", 1, "k_quadratic_N_per_mm2", "1000")
     set_cell(data_copy, "facet_contact_law.csv", 1, "F_transition_N", "90")
+    set_cell(data_copy, "facet_contact_law.csv", 1, "k_linear_N_per_mm", "600")  # 2 k2 u_t
     law = segment.load_parameters(data_copy).contact_law
     assert law.k_quadratic == 1000.0
     assert law.force_at_transition == pytest.approx(90.0, rel=CONVERSION_RTOL)
@@ -379,6 +380,8 @@ def test_failed_load_leaves_the_default_model_unchanged(data_copy):
     # valid but different numbers in the early tables, a broken last table
     set_cell(data_copy, "disc_rotational.csv", 3, "k_Nm_per_deg", "0.5")
     set_cell(data_copy, "ligaments.csv", 1, "l0_mm", "12")
+    set_cell(data_copy, "facet_contact_law.csv", 1, "k_quadratic_N_per_mm2", "1000")
+    set_cell(data_copy, "facet_contact_law.csv", 1, "F_transition_N", "90")
     set_cell(data_copy, "facet_contact_law.csv", 1, "k_linear_N_per_mm", "600")
     set_cell(data_copy, "load_cases.csv", 9, "Mz_Nm", "abc")
     with pytest.raises(ValueError, match=r"load_cases\.csv"):
@@ -408,3 +411,11 @@ def test_body_inertia_rejects_bad_values(field, value, message):
     good = {"body": "C5", "mass": 0.2, "inertia": [200.0, 200.0, 300.0], "cog_x": -8.1}
     with pytest.raises(ValueError, match=f"C5: {message}"):
         BodyInertia(**{**good, field: value})
+
+
+def test_contact_law_slope_must_be_continuous(data_copy):
+    """k_linear = 2 k_quadratic u_transition (1200 = 2 * 2000 * 0.3), else the slope jumps."""
+    set_cell(data_copy, "facet_contact_law.csv", 1, "k_linear_N_per_mm", "1000")
+    message = str(load_error(data_copy))
+    assert "facet_contact_law.csv" in message and "row 1" in message
+    assert "k_linear must equal 2 k_quadratic u_transition = 1200" in message

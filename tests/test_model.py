@@ -152,3 +152,12 @@ def test_callers_array_is_unchanged(model):
     model.residual_and_jacobian(q, segment.LOAD_CASES["AR"])
     segment.solve(model, segment.LOAD_CASES["AR"], q0=q)
     np.testing.assert_array_equal(q, before)
+
+
+def test_segment_built_by_hand_gets_the_published_facet_damping():
+    """b_f = 300 N s/m (DETC2000/MECH-6821, after de Jager 1996), as from the CSV."""
+    published = segment.c5c6()
+    hand = segment.Segment(published.reference, published.disc, published.ligaments,
+                           published.facets)
+    assert hand.contact_law.damping == pytest.approx(0.3)
+    assert hand.contact_law == published.contact_law

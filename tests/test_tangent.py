@@ -76,3 +76,28 @@ def test_the_complex_reference_is_really_different_code(model):
     assert Q.dtype == np.complex128
     np.testing.assert_allclose(_residual(q, f, model._packed), Q.real, rtol=0,
                                atol=REL * np.abs(Q.real).max())
+
+
+def test_beyond_the_physiological_range(model):
+    """Issue 13: along the corner load to 10x nominal the facets ride on their rims (the
+    penetration capped by the lateral overlap, facet.py item 9) and dislocate; the tangent
+    holds to the complex step there too, and with the penetration measured at the edge."""
+    corner = np.array([-20.0, -20.0, -20.0, -1800.0, -1800.0, 1800.0])
+    edge = model.replace(contact_law=segment.ContactLaw(2000.0, 0.3, 1200.0,
+                                                        penetration_at="edge"))
+    seen = set()
+    for m in (model, edge):
+        for scale in (2.0, 3.0, 4.0, 4.5, 5.0, 8.0, 10.0):
+            q = np.array(segment.solve(m, segment.Load(scale * corner[:3],
+                                                       scale * corner[3:])).q)
+            for dq in (np.zeros(6), np.array([0.05, -0.03, 0.02, 0.004, -0.003, 0.002])):
+                f = scale * corner
+                r, J = _residual_jacobian(q + dq, f, m._packed)
+                r_ref, J_ref = _residual_jacobian_complex_step(q + dq, f, m._params)
+                # at an equilibrium r is a sum of large terms: scale by the load
+                np.testing.assert_allclose(r, r_ref, rtol=0,
+                                           atol=REL * max(np.abs(r_ref).max(), np.abs(f).max()))
+                np.testing.assert_allclose(J, J_ref, rtol=0, atol=REL * np.abs(J_ref).max(),
+                                           err_msg=f"scale {scale}")
+                seen.update(s.regime for s in m.state(q + dq).facets)
+    assert "dislocated" in seen and "edge-edge" in seen, seen

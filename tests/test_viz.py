@@ -205,3 +205,15 @@ def test_cli_explore_without_display_exits_2():
                           capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "display" in proc.stderr
+
+
+def test_dislocated_facets_are_labelled(model):
+    """Corner load at 8x nominal: both facets slide off; the view says so."""
+    corner = np.array([-20.0, -20.0, -20.0, -1800.0, -1800.0, 1800.0])
+    r = segment.solve(model, segment.Load(8 * corner[:3], 8 * corner[3:], "corner x8"))
+    scene = viz.build_scene(r)
+    assert scene.labels == ["left: DISLOCATED", "right: DISLOCATED"]
+    assert "facet left: DISLOCATED, 0.0 N" in scene.facet_text
+    assert "[BEYOND LIMITS]" in scene.title
+    ok = viz.build_scene(segment.solve(model, segment.LOAD_CASES["FLX"]))
+    assert not any("DISLOCATED" in label for label in ok.labels)
