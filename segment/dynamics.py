@@ -357,7 +357,9 @@ def _inertia_array(inertia: BodyInertia | None, model: Segment | None = None) ->
 def _damping_arrays(model: Segment, damping: bool):
     f = 1.0 if damping else 0.0
     disc_b = np.array(model.disc.damping, dtype=float) * f
-    lig_b = np.array([lig.damping for lig in model.ligaments], dtype=float).reshape(-1) * f
+    # per strip row: the ligament's damping over its strip count, none for a ruptured strip
+    lig_b = np.array([model.ligaments[j].damping / model.ligaments[j].strips
+                      for j in model.strip_ligament], dtype=float).reshape(-1) * f * model.alive
     return disc_b, lig_b, float(model.contact_law.damping) * f
 
 
@@ -553,7 +555,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
 
 def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, grav, elements):
     """Element forces and the energy terms of eq. (D2) at each output time."""
-    n, m = len(model.ligaments), len(model.facets)
+    n, m = len(model.strip_names), len(model.facets)
     Q = np.empty((5, 6))
     lig = np.zeros((n, 4))
     fac = np.zeros((m, 4))
@@ -577,9 +579,9 @@ def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, gra
         for j, name in enumerate(DOF_NAMES):
             unit = "N" if j < 3 else "Nmm"
             row_[f"disc_{name}_{unit}"] = Q[0, j]
-        for i, lg in enumerate(model.ligaments):
-            row_[f"{lg.name}_tension_N"] = lig[i, 3]
-            row_[f"{lg.name}_length_mm"] = lig[i, 0]
+        for i, name in enumerate(model.strip_names):
+            row_[f"{name}_tension_N"] = lig[i, 3]
+            row_[f"{name}_length_mm"] = lig[i, 0]
         for i, fc in enumerate(model.facets):
             row_[f"facet_{fc.side}_force_N"] = fac[i, 3]
             row_[f"facet_{fc.side}_penetration_mm"] = fac[i, 0]

@@ -10,6 +10,7 @@ the row (1 = first data row), the column and the value. Nothing half-loaded is r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from dataclasses import dataclass
 from importlib import resources
@@ -238,6 +239,31 @@ def _ligaments(path: Path) -> tuple[Ligament, ...]:
     return tuple(out)
 
 
+def _strips(path: Path, ligaments: tuple[Ligament, ...]) -> tuple[Ligament, ...]:
+    """Strip count and insertion width per ligament (``ligament_strips.csv``, eq. 9a of
+    Tejszerska and Gzik); a data folder without the table keeps one strip per ligament."""
+    if not path.exists():
+        return ligaments
+    t = _Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"))
+    spec, found = {}, []
+    for i, row in t.rows():
+        name = t.key(i, row, "name", LIGAMENT_NAMES)
+        found.append(name)
+        n = t.number(i, row, "strips", positive=True)
+        if n != int(n):
+            raise ValueError(f"{t.name}, row {i}, column 'strips': expected an integer >= 1, "
+                             f"got {row['strips']!r}")
+        width = t.number(i, row, "width_mm", nonnegative=True)
+        axis = [t.number(i, row, c) for c in ("axis_x", "axis_y", "axis_z")]
+        if not any(axis):
+            raise ValueError(f"{t.name}, row {i}, columns 'axis_x', 'axis_y', 'axis_z': "
+                             f"expected a direction, got (0, 0, 0)")
+        spec[name] = (int(n), width, np.array(axis))
+    t.require_all("name", found, LIGAMENT_NAMES)
+    return tuple(dataclasses.replace(lig, strips=spec[lig.name][0], width=spec[lig.name][1],
+                                     width_axis=spec[lig.name][2]) for lig in ligaments)
+
+
 def _contact_law(path: Path) -> ContactLaw:
     cols = ("k_quadratic_N_per_mm2", "u_transition_mm", "F_transition_N", "k_linear_N_per_mm",
             "b_Ns_per_m")
@@ -310,9 +336,10 @@ def load_parameters(directory: str | Path | None = None) -> ModelParameters:
         "facet_contact_law.csv", "facets.csv", "load_cases.csv")}
     reference, inertia = _inertia(files["inertia.csv"])
     disc = _disc(files["disc_translational.csv"], files["disc_rotational.csv"])
-    ligaments = _ligaments(files["ligaments.csv"])
+    ligaments = _strips(d / "ligament_strips.csv", _ligaments(files["ligaments.csv"]))
     law = _contact_law(files["facet_contact_law.csv"])
     facets = _facets(files["facets.csv"], reference)
     cases = _load_cases(files["load_cases.csv"])
+    strips = d / "ligament_strips.csv"
     return ModelParameters(reference, disc, ligaments, facets, law, cases, inertia,
-                           tuple(files.values()))
+                           tuple(files.values()) + ((strips,) if strips.exists() else ()))

@@ -16,7 +16,7 @@ import segment
 from segment import io as sio
 
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
-          "facet_contact_law.csv", "facets.csv", "load_cases.csv")
+          "facet_contact_law.csv", "facets.csv", "load_cases.csv", "ligament_strips.csv")
 LIGAMENTS = ("ALL", "PLL", "FL", "ISL", "CL-left", "CL-right")
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 
@@ -408,3 +408,30 @@ def test_body_inertia_rejects_bad_values(field, value, message):
     good = {"body": "C5", "mass": 0.2, "inertia": [200.0, 200.0, 300.0], "cog_x": -8.1}
     with pytest.raises(ValueError, match=f"C5: {message}"):
         BodyInertia(**{**good, field: value})
+
+
+# ---------------------------------------------------------------- ligament strips
+def test_strip_table_defaults_to_one_strip_and_states_sources():
+    """One strip per ligament (the published model); widths have a source or say 'assumed'."""
+    p = segment.load_parameters()
+    assert [lig.strips for lig in p.ligaments] == [1] * 6
+    table = read(sio.data_dir(), "ligament_strips.csv")
+    for _, row in table.iterrows():
+        assert float(row["width_mm"]) > 0
+        assert ("assumed" in row["source"]) or ("Panjabi" in row["source"]), row["name"]
+
+
+def test_strip_table_errors_name_file_row_column(data_copy):
+    table = read(data_copy, "ligament_strips.csv")
+    table.loc[2, "strips"] = "1.5"
+    write(data_copy, "ligament_strips.csv", table)
+    with pytest.raises(ValueError) as err:
+        segment.load_parameters(data_copy)
+    assert_names(str(err.value), file="ligament_strips.csv", row=3, column="strips",
+                 value="1.5")
+
+
+def test_folder_without_strip_table_keeps_one_strip(data_copy):
+    (data_copy / "ligament_strips.csv").unlink()
+    p = segment.load_parameters(data_copy)
+    assert [lig.strips for lig in p.ligaments] == [1] * 6
