@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import segment
+from segment.kinematics import pose
 from segment.ligament import Ligament, _ligament_state
 from segment.model import _residual_jacobian_complex_step
 
@@ -46,17 +47,17 @@ def test_one_strip_reproduces_todays_ligament_exactly(model, q):
     np.testing.assert_array_equal(r1, r0)
     np.testing.assert_array_equal(J1, J0)
     st = model.state(q)
-    from segment.kinematics import pose
-
     p, R = pose(q, model.reference)
     for s, lig in zip(st.ligaments, model.ligaments, strict=True):
-        a, length, strain, tension, force = _ligament_state(
+        _, length, strain, tension, force = _ligament_state(
             0, p.astype(complex), R.astype(complex), lig.insertion_c5[None, :],
             lig.insertion_c6[None, :], np.array([lig.l0]), lig.curve.strain[None, :],
             lig.curve.force[None, :])
         assert s.name == lig.name and s.ligament == lig.name and s.strips == 1
         assert s.length == pytest.approx(length.real, rel=1e-12, abs=0)  # other pose path: rounding
-        assert s.tension == pytest.approx(tension.real, rel=1e-12, abs=0)  # other pose path: rounding
+        assert s.strain == pytest.approx(strain.real, rel=1e-12, abs=1e-15)
+        assert s.tension == pytest.approx(tension.real, rel=1e-12, abs=0)  # other pose path
+        np.testing.assert_allclose(s.force_on_c5, np.real(force), rtol=1e-12, atol=1e-12)
         assert not s.ruptured
 
 
