@@ -38,6 +38,7 @@ time, largest first (a cascade); then the ramp goes on. Decisions and their effe
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import numbers
 from dataclasses import dataclass
@@ -311,7 +312,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     >>> import segment
     >>> r = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"], to_scale=20, steps=40)
     >>> r.failure_loads()["sequence"][:2]
-    ['ISL', 'FL']
+    ['FL', 'ISL']
     """
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
@@ -423,7 +424,7 @@ def _facet_events(model, rows, names, events, event_text, every):
     for j, side in enumerate(sides):
         if state0[j]:
             first.setdefault(side, anchors[0])
-    for a, b in zip(anchors, anchors[1:], strict=False):
+    for a, b in itertools.pairwise(anchors):
         da, db = dislocated(a), dislocated(b)
         for j, side in enumerate(sides):
             if side in first or da[j] or not db[j]:

@@ -141,3 +141,23 @@ def test_ramp_does_not_change_the_callers_model(model):
     segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=6.0, steps=30)
     np.testing.assert_array_equal(model._packed[1], before)
     assert model.ruptured == frozenset()
+
+
+def test_dislocation_events_by_bisection_match_every_row(model, monkeypatch):
+    """Dislocation is read from the facet states (``dislocated``, added by the contact
+    model); with a stand-in rule the bisection between
+    rupture events finds the same first rows as checking every row. Stand-in rule: a facet
+    force above 300 N, first reached in the middle of an extension ramp."""
+    from segment.model import FacetState
+
+    monkeypatch.setattr(FacetState, "dislocated", property(lambda s: s.force > 300.0),
+                        raising=False)
+    load = segment.LOAD_CASES["EXT"]
+    fast = segment.ramp(model, load, to_scale=14.0, steps=70)
+    every = segment.ramp(model, load, to_scale=14.0, steps=70, track_facets="every")
+    disl = [e for e in every.events if e[1] == "dislocated"]
+    assert len(disl) == 2 and 2.0 < disl[0][0] < 14.0
+    assert [e for e in fast.events if e[1] == "dislocated"] == disl
+    pd.testing.assert_frame_equal(fast.frame, every.frame)
+    off = segment.ramp(model, load, to_scale=14.0, steps=70, track_facets=False)
+    assert not [e for e in off.events if e[1] == "dislocated"]
