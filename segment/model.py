@@ -195,11 +195,14 @@ class SegmentState:
     facets: tuple[FacetState, ...]
 
     def ligament_table(self) -> pd.DataFrame:
-        """One row per ligament: length [mm], strain [-], tension [N], past eps_max."""
+        """One row per ligament (per strip when split): length [mm], strain [-], tension [N],
+        past eps_max, ruptured."""
         return pd.DataFrame(
             [{"ligament": s.name, "length_mm": s.length, "strain": s.strain,
-              "tension_N": s.tension, "beyond_eps_max": s.beyond_max} for s in self.ligaments],
-            columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max"])
+              "tension_N": s.tension, "beyond_eps_max": s.beyond_max, "ruptured": s.ruptured}
+             for s in self.ligaments],
+            columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max",
+                     "ruptured"])
 
     def facet_table(self) -> pd.DataFrame:
         """One row per facet: regime, penetration [mm], force [N], point and force in C6."""
