@@ -61,7 +61,7 @@ The kinetic energy-work relation of Fritzkowski and Walczak (their eqs. 51-55) i
 
     T(t) - T(0) = W(t),     e_R(t) = |T(t) - T(0) - W(t)| / max T                       (D2)
 
-    W = W_load - [V_el(t) - V_el(0)] - [V_g(t) - V_g(0)] + W_facet - E_dissipated
+    W = W_load - [V_el(t) - V_el(0)] - [V_g(t) - V_g(0)] + W_facet - E_dissipated - E_rupture
 
 with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2) and the ligaments
 (l0 int F_el d eps), both state functions; ``V_g = m g z_G``; and three integrals carried
@@ -70,7 +70,9 @@ alongside the motion (augmented state): the work of the external load
 ``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along the bisector of the
 face normals through a blended point, so it is not the gradient of a potential; its work is
 integrated rather than written as an energy), and the dissipated energy
-``E_dissipated = -int Q_damping . dq/dt dt``.
+``E_dissipated = -int Q_damping . dq/dt dt``. ``E_rupture`` is the elastic energy the
+ruptured strips held when they broke (l0 int_0^eps_max F_el d eps of the strip's curve): it
+leaves ``V_el`` at the rupture instant without doing work on C5 (released by the fracture).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ from segment.kinematics import _add_load, _add_point_force, _pose
 from segment.ligament import _ligament_state
 from segment.loads import Load
 from segment.model import Segment, _residual, _residual_jacobian
-from segment.tangent import _axes
+from segment.tangent import L_EPS, _axes
 
 __all__ = [
     "GRAVITY_MM_S2",
@@ -455,6 +457,10 @@ class SimulationResult:
     message : str
     nfev, njev, nlu : int
         Integrator statistics.
+    model : Segment or None
+        The model at the end: the input model with the strips that ruptured in ``ruptured``.
+    events : tuple of (float, str, str)
+        (t [s], ``"ruptured"``, strip name) in order.
     """
 
     t: np.ndarray
@@ -467,13 +473,15 @@ class SimulationResult:
     nfev: int
     njev: int
     nlu: int
+    model: Segment | None = None
+    events: tuple = ()
 
 
 def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
              q0=None, qd0=None, inertia: BodyInertia | None = None, gravity: bool = False,
              elements: bool = True, damping: bool = True, method: str = "Radau",
              rtol: float = 1e-6, atol: float = 1e-9, n_output: int = 201,
-             max_step: float = np.inf) -> SimulationResult:
+             max_step: float = np.inf, rupture: bool = True) -> SimulationResult:
     """Simulate the motion of C5 under a load history, eq. (D1).
 
     Parameters
@@ -510,6 +518,15 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         Number of equally spaced output times.
     max_step : float
         Largest integrator step [s].
+    rupture : bool
+        Ligament strips rupture (True, default): a strip whose strain reaches eps_max (its
+        elastic force F_max, point C of Table 3) breaks at that instant and carries nothing
+        afterwards. Event detection, no hidden state: the integration stops at the event
+        (a terminal root of ``max_i eps_i / eps_max,i - 1``), the strip joins the model's
+        ``ruptured`` set and the integration restarts from the state at the event. The
+        events and the final model are in the result; the elastic energy the strip held is
+        booked as released by the fracture in the energy balance (D2). False: the published
+        curves continue past C.
 
     Returns
     -------
@@ -543,18 +560,117 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
 
     t_eval = np.linspace(0.0, float(t_end), int(n_output))
     kwargs = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
-    sol = solve_ivp(fun, (0.0, float(t_end)), y0, method=method, t_eval=t_eval, rtol=rtol,
-                    atol=atol, max_step=max_step, **kwargs)
-    frame, err = _history_frame(model, sol.t, sol.y.T, load_fn, params, disc_b, lig_b, fac_b,
-                                iner, grav, elements)
-    return SimulationResult(t=sol.t, q=sol.y[:6].T.copy(), qd=sol.y[6:12].T.copy(),
-                            frame=frame, energy_error=err, success=bool(sol.success),
-                            message=str(sol.message), nfev=int(sol.nfev),
-                            njev=int(sol.njev), nlu=int(sol.nlu))
+    if not rupture:
+        sol = solve_ivp(fun, (0.0, float(t_end)), y0, method=method, t_eval=t_eval, rtol=rtol,
+                        atol=atol, max_step=max_step, **kwargs)
+        frame, err = _history_frame(model, sol.t, sol.y.T, load_fn, params, disc_b, lig_b,
+                                    fac_b, iner, grav, elements)
+        return SimulationResult(t=sol.t, q=sol.y[:6].T.copy(), qd=sol.y[6:12].T.copy(),
+                                frame=frame, energy_error=err, success=bool(sol.success),
+                                message=str(sol.message), nfev=int(sol.nfev),
+                                njev=int(sol.njev), nlu=int(sol.nlu), model=model)
+    return _simulate_with_rupture(model, load_fn, y0, float(t_end), t_eval, damping, iner,
+                                  grav, elements, method, rtol, atol, max_step, wall)
+
+
+def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, grav, elements,
+                           method, rtol, atol, max_step, wall):
+    """:func:`simulate` in pieces between rupture events (see its docstring).
+
+    Each piece integrates the model with the strips broken so far; a terminal event
+    ``max_i eps_i / eps_max,i - 1`` (intact strips) ends it where a strip reaches eps_max
+    (F_el = F_max); that strip joins ``ruptured`` and the next piece starts from the state
+    at the event. The strip's elastic energy at that moment leaves the elastic energy and is
+    booked as ``rupture_energy_Nmm`` (released by the fracture) in eq. (D2).
+    """
+    from segment.ramp import _max_ratio
+
+    current = model
+    t0, y = 0.0, y0
+    pieces, events = [], []
+    released = 0.0
+    nfev = njev = nlu = 0
+    success, message = True, ""
+    while True:
+        params, packed = current._params, current._packed
+        disc_b, lig_b, fac_b = _damping_arrays(current, damping)
+        glob, lig, _ = packed
+        alive = current.alive
+
+        def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b):
+            now = time.perf_counter()
+            if now - wall[0] > 5.0:
+                wall[0] = now
+                log.info("simulate: t = %.4g s of %.4g s", t, t_end)
+            return _rhs(y_, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements,
+                        True)
+
+        def jac(t, y_, params=params, packed=packed, disc_b=disc_b, lig_b=lig_b):
+            return _jac(y_, load_fn(t), params, packed, disc_b, lig_b, fac_b, iner, elements,
+                        True)
+
+        def strain_event(t, y_, glob=glob, lig=lig, alive=alive):
+            return _max_ratio(y_[:6], glob, lig, alive)[0] - 1.0
+
+        strain_event.terminal = True
+        strain_event.direction = 1.0
+        g0, i0 = _max_ratio(y[:6], glob, lig, alive)
+        if elements and i0 >= 0 and g0 >= 1.0 and pieces:
+            # another strip is already at or past eps_max where the last one broke: cascade
+            t_e, y_e, i_break = t0, y, i0
+        else:
+            mask = (t_eval >= t0) if not pieces else (t_eval > t0)
+            kwargs = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
+            sol = solve_ivp(fun, (t0, t_end), y, method=method, t_eval=t_eval[mask],
+                            rtol=rtol, atol=atol, max_step=max_step,
+                            events=strain_event if (elements and i0 >= 0) else None, **kwargs)
+            nfev += int(sol.nfev)
+            njev += int(sol.njev)
+            nlu += int(sol.nlu)
+            pieces.append((current, sol.t, sol.y.T, params, disc_b, lig_b, fac_b, released))
+            success, message = bool(sol.success), str(sol.message)
+            if sol.status != 1:
+                break
+            t_e, y_e = float(sol.t_events[0][0]), sol.y_events[0][0]
+            _, i_break = _max_ratio(y_e[:6], glob, lig, alive)
+        name = current.strip_names[i_break]
+        ratio, _ = _max_ratio(y_e[:6], glob, lig, alive)
+        eps_c = lig[i_break, L_EPS + 2]
+        released += params[6][i_break] * _trilinear_energy(ratio * eps_c, params[7][i_break],
+                                                            params[8][i_break])
+        events.append((t_e, "ruptured", name))
+        log.info("simulate: %s ruptured at t = %.6g s", name, t_e)
+        current = current.with_ruptured([name])
+        t0, y = t_e, np.array(y_e, dtype=float)
+    frames = []
+    for cur, t, Y, prm, db, lb, fb, rel in pieces:
+        if len(t):
+            frames.append(_history_rows(cur, t, Y, load_fn, prm, db, lb, fb, iner, grav,
+                                        elements, rel))
+    frame = pd.DataFrame([r for rows in frames for r in rows])
+    frame, err = _energy_columns(frame)
+    if events:
+        message = (f"{message} {len(events)} rupture(s): "
+                   + ", ".join(f"{n} at t = {t:.4g} s" for t, _, n in events))
+    tt = frame["t_s"].to_numpy() if not frame.empty else np.empty(0)
+    Yall = (np.concatenate([p[2] for p in pieces if len(p[1])])
+            if any(len(p[1]) for p in pieces) else np.empty((0, 15)))
+    return SimulationResult(t=tt, q=Yall[:, :6].copy(), qd=Yall[:, 6:12].copy(), frame=frame,
+                            energy_error=err, success=success, message=message, nfev=nfev,
+                            njev=njev, nlu=nlu, model=current, events=tuple(events))
 
 
 def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, grav, elements):
     """Element forces and the energy terms of eq. (D2) at each output time."""
+    return _energy_columns(pd.DataFrame(_history_rows(model, t, Y, load_fn, params, disc_b,
+                                                      lig_b, fac_b, iner, grav, elements,
+                                                      0.0)))
+
+
+def _history_rows(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, grav, elements,
+                  released):
+    """One dict per output time: q, rates, load, element forces, energy terms [N mm];
+    ``released`` is the elastic energy freed by ruptures before these times."""
     n, m = len(model.strip_names), len(model.facets)
     Q = np.empty((5, 6))
     lig = np.zeros((n, 4))
@@ -592,14 +708,20 @@ def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, gra
         row_["work_load_Nmm"] = Y[k, 12]
         row_["work_facets_Nmm"] = Y[k, 13]
         row_["dissipated_Nmm"] = Y[k, 14]
+        row_["rupture_energy_Nmm"] = released
         rows.append(row_)
-    frame = pd.DataFrame(rows)
+    return rows
+
+
+def _energy_columns(frame):
+    """``work_total_Nmm`` and ``energy_error`` of eq. (D2); returns (frame, max error)."""
     if frame.empty:
         return frame, float("nan")
     d_t = frame["kinetic_Nmm"] - frame["kinetic_Nmm"].iloc[0]
     work = (frame["work_load_Nmm"] - (frame["elastic_Nmm"] - frame["elastic_Nmm"].iloc[0])
             - (frame["gravity_potential_Nmm"] - frame["gravity_potential_Nmm"].iloc[0])
-            + frame["work_facets_Nmm"] - frame["dissipated_Nmm"])
+            + frame["work_facets_Nmm"] - frame["dissipated_Nmm"]
+            - (frame["rupture_energy_Nmm"] - frame["rupture_energy_Nmm"].iloc[0]))
     frame["work_total_Nmm"] = work
     t_max = float(frame["kinetic_Nmm"].max())
     frame["energy_error"] = (d_t - work).abs() / t_max if t_max > 0 else np.nan
