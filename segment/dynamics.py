@@ -597,7 +597,7 @@ def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, gra
         glob, lig, _ = packed
         alive = current.alive
 
-        def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b):
+        def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
             now = time.perf_counter()
             if now - wall[0] > 5.0:
                 wall[0] = now
@@ -605,7 +605,7 @@ def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, gra
             return _rhs(y_, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements,
                         True)
 
-        def jac(t, y_, params=params, packed=packed, disc_b=disc_b, lig_b=lig_b):
+        def jac(t, y_, params=params, packed=packed, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
             return _jac(y_, load_fn(t), params, packed, disc_b, lig_b, fac_b, iner, elements,
                         True)
 

@@ -227,7 +227,7 @@ def test_energy_work_balance_holds_with_rupture(ruptured_run):
 
 
 def test_rupture_off_keeps_the_published_curve(ruptured_run):
-    model, r = ruptured_run
+    model, _ = ruptured_run
     off = segment.simulate(model, segment.LOAD_CASES["FLX"].scaled(6.0), t_end=0.13,
                            ramp=0.1, n_output=131, rupture=False)
     assert off.events == () and off.model is model
