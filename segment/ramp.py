@@ -264,6 +264,27 @@ class RampResult:
         """Element forces at the last equilibrium, with the ruptured strips marked."""
         return self.model.state(self.q)
 
+    def model_at(self, row: int) -> Segment:
+        """The model (strips ruptured so far) of row ``row`` of :attr:`frame`."""
+        events = self.frame["event"].iloc[: row + 1]
+        names = [e.split("ruptured: ", 1)[1].split(";")[0] for e in events
+                 if e.startswith("ruptured: ")]
+        start = self.model.ruptured - frozenset(
+            n for _, kind, n in self.events if kind == "ruptured")
+        return self.model.replace(ruptured=start | frozenset(names))
+
+    def result_at(self, row: int):
+        """Row ``row`` of :attr:`frame` as an :class:`~segment.EquilibriumResult` (re-solved
+        from its q with the strips ruptured so far; for tables and 3-D views)."""
+        from segment.equilibrium import solve
+
+        r = self.frame.iloc[row]
+        q = np.concatenate([r[["x_mm", "y_mm", "z_mm"]].to_numpy(float),
+                            np.radians(r[["phi_x_deg", "phi_y_deg", "phi_z_deg"]]
+                                       .to_numpy(float))])
+        load = self.load.scaled(float(r["scale"]), name=f"{self.load.name} x {r['scale']:.3g}")
+        return solve(self.model_at(row), load, q0=q)
+
     def failure_loads(self) -> dict:
         """First rupture and ultimate load as scales and as load magnitudes (N or N m of the
         main component; NaN for a combined load or when not reached)."""
