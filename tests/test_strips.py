@@ -117,3 +117,15 @@ def test_strip_errors_are_clear(model):
         model.with_ruptured(["ISL#9"])
     with pytest.raises(ValueError, match=r"unknown ligament\(s\) \['XYZ'\]"):
         model.with_strips({"XYZ": 2})
+
+
+def test_study_helpers_keep_strips(model):
+    """Uncertainty samples and the unloaded-ligament table work on a split model."""
+    from segment import validation as v
+    from segment.uncertainty import sample_models
+
+    split = model.with_strips({"ISL": 2})
+    table = v.unloaded_ligaments(split)
+    assert table["ligament"].tolist()[3:5] == ["ISL#1", "ISL#2"]
+    models, _ = sample_models(split, 2, stiffness_spread=0.1, seed=0)
+    assert all(m.strip_names == split.strip_names for m in models)
