@@ -450,7 +450,9 @@ class SimulationResult:
     frame : pandas.DataFrame
         One row per output time: ``t_s``, q (``x_mm`` ... ``phi_z_rad``), rates (``dx_mm_s``
         ... ``dphi_z_rad_s``), the load, element forces (disc generalized forces, ligament
-        tensions, facet forces and penetrations) and the energy terms of eq. (D2) [N mm].
+        tensions and lengths per strip, facet forces and penetrations) and the energy terms of
+        eq. (D2) [N mm], ``rupture_energy_Nmm`` the elastic energy released by the strips
+        ruptured so far.
     energy_error : float
         max_t e_R(t) of eq. (D2) (NaN when the energy terms were not integrated).
     success : bool
