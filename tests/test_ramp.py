@@ -161,3 +161,15 @@ def test_dislocation_events_by_bisection_match_every_row(model, monkeypatch):
     pd.testing.assert_frame_equal(fast.frame, every.frame)
     off = segment.ramp(model, load, to_scale=14.0, steps=70, track_facets=False)
     assert not [e for e in off.events if e[1] == "dislocated"]
+
+
+def test_ramp_without_ligaments_and_with_a_combined_load(model):
+    bare = segment.ramp(segment.c5c6(ligaments=False), segment.LOAD_CASES["FLX"], to_scale=3.0,
+                        steps=10)
+    assert bare.ok and not bare.events and len(bare.frame) == 11
+    mixed = segment.Load.from_si(force_N=[10, 0, -20], moment_Nm=[0, 1.0, 0.5], name="mixed")
+    r = segment.ramp(model, mixed, to_scale=8.0, steps=40)
+    assert r.frame["main_displacement"].isna().all()       # no single main coordinate
+    assert r.failure_loads()["sequence"][0] == "FL"
+    assert np.isnan(r.failure_loads()["first_rupture_Nm"])  # no single load magnitude
+    assert np.isfinite(r.first_rupture_scale)
