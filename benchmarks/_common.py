@@ -28,6 +28,17 @@ def progress(items, desc: str):
             pbar.update()
 
 
+def min_time(fn, repeat: int) -> float:
+    """Smallest wall time [s] of ``fn()`` over ``repeat`` calls (least disturbed by other load
+    on a shared machine)."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
 def emit(report: dict, out: str | None) -> None:
     """Print the report as JSON; also write it to ``out`` when given."""
     text = json.dumps(report, indent=2)

@@ -42,6 +42,7 @@ from segment.kinematics import ReferencePose
 from segment.ligament import Ligament, TrilinearCurve
 from segment.loads import Load
 from segment.model import Segment
+from segment.ramp import RampResult, ramp
 
 __all__ = [
     "DOF_NAMES",
@@ -55,6 +56,7 @@ __all__ = [
     "FacetJoint",
     "Ligament",
     "Load",
+    "RampResult",
     "ReferencePose",
     "Segment",
     "TrilinearCurve",
@@ -62,6 +64,7 @@ __all__ = [
     "disc_contact",
     "disc_plane_drop",
     "load_parameters",
+    "ramp",
     "relax",
     "simulate",
     "solve",

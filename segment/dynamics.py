@@ -61,7 +61,7 @@ The kinetic energy-work relation of Fritzkowski and Walczak (their eqs. 51-55) i
 
     T(t) - T(0) = W(t),     e_R(t) = |T(t) - T(0) - W(t)| / E_ref                       (D2)
 
-    W = W_load - [V_el(t) - V_el(0)] - [V_g(t) - V_g(0)] + W_facet - E_dissipated
+    W = W_load - [V_el(t) - V_el(0)] - [V_g(t) - V_g(0)] + W_facet - E_dissipated - E_rupture
 
 with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2) and the ligaments
 (l0 int F_el d eps), both state functions; ``V_g = m g z_G``; and three integrals carried
@@ -81,6 +81,10 @@ magnitude below the true one, and a correct run reported e_R = 3e5. We divide in
 V_el - V_el(0), V_g - V_g(0), W_facet, E_dissipated): the energy that actually flowed
 through the system. It is never smaller than max T, so e_R is never larger than with the
 paper's scale; for a free body (no load, no damping) both are the same.
+
+``E_dissipated = -int Q_damping . dq/dt dt``. ``E_rupture`` is the elastic energy the
+ruptured strips held when they broke (l0 int_0^eps_max F_el d eps of the strip's curve): it
+leaves ``V_el`` at the rupture instant without doing work on C5 (released by the fracture).
 """
 
 from __future__ import annotations
@@ -106,7 +110,7 @@ from segment.kinematics import _add_load, _add_point_force, _pose
 from segment.ligament import _ligament_state
 from segment.loads import Load
 from segment.model import Segment, _residual, _residual_jacobian
-from segment.tangent import _axes
+from segment.tangent import L_EPS, _axes
 
 __all__ = [
     "GRAVITY_MM_S2",
@@ -367,7 +371,9 @@ def _inertia_array(inertia: BodyInertia | None, model: Segment | None = None) ->
 def _damping_arrays(model: Segment, damping: bool):
     f = 1.0 if damping else 0.0
     disc_b = np.array(model.disc.damping, dtype=float) * f
-    lig_b = np.array([lig.damping for lig in model.ligaments], dtype=float).reshape(-1) * f
+    # per strip row: the ligament's damping over its strip count, none for a ruptured strip
+    lig_b = np.array([model.ligaments[j].damping / model.ligaments[j].strips
+                      for j in model.strip_ligament], dtype=float).reshape(-1) * f * model.alive
     return disc_b, lig_b, float(model.contact_law.damping) * f
 
 
@@ -456,7 +462,9 @@ class SimulationResult:
     frame : pandas.DataFrame
         One row per output time: ``t_s``, q (``x_mm`` ... ``phi_z_rad``), rates (``dx_mm_s``
         ... ``dphi_z_rad_s``), the load, element forces (disc generalized forces, ligament
-        tensions, facet forces and penetrations) and the energy terms of eq. (D2) [N mm].
+        tensions and lengths per strip, facet forces and penetrations) and the energy terms of
+        eq. (D2) [N mm], ``rupture_energy_Nmm`` the elastic energy released by the strips
+        ruptured so far.
     energy_error : float
         max_t e_R(t) of eq. (D2), relative to the largest energy term of the run (NaN
         when the energy terms were not integrated).
@@ -464,6 +472,10 @@ class SimulationResult:
     message : str
     nfev, njev, nlu : int
         Integrator statistics.
+    model : Segment or None
+        The model at the end: the input model with the strips that ruptured in ``ruptured``.
+    events : tuple of (float, str, str)
+        (t [s], ``"ruptured"``, strip name) in order.
     """
 
     t: np.ndarray
@@ -476,6 +488,8 @@ class SimulationResult:
     nfev: int
     njev: int
     nlu: int
+    model: Segment | None = None
+    events: tuple = ()
 
     def __repr__(self) -> str:
         return (f"SimulationResult({len(self.t)} output times to t = {self.t[-1]:.4g} s, "
@@ -491,7 +505,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
              q0=None, qd0=None, inertia: BodyInertia | None = None, gravity: bool = False,
              elements: bool = True, damping: bool = True, method: str = "Radau",
              rtol: float = 1e-6, atol: float = 1e-9, n_output: int = 201,
-             max_step: float = np.inf,
+             max_step: float = np.inf, rupture: bool = True,
              progress: Callable[[float], None] | None = None) -> SimulationResult:
     """Simulate the motion of C5 under a load history, eq. (D1).
 
@@ -529,6 +543,15 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         Number of equally spaced output times.
     max_step : float
         Largest integrator step [s].
+    rupture : bool
+        Ligament strips rupture (True, default): a strip whose strain reaches eps_max (its
+        elastic force F_max, point C of Table 3) breaks at that instant and carries nothing
+        afterwards. Event detection, no hidden state: the integration stops at the event
+        (a terminal root of ``max_i eps_i / eps_max,i - 1``), the strip joins the model's
+        ``ruptured`` set and the integration restarts from the state at the event. The
+        events and the final model are in the result; the elastic energy the strip held is
+        booked as released by the fracture in the energy balance (D2). False: the published
+        curves continue past C.
     progress : callable, optional
         Called with the simulated time reached so far [s] (non-decreasing, at most about ten
         times a second of wall time), e.g. to advance a progress bar.
@@ -569,21 +592,126 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
 
     t_eval = np.linspace(0.0, float(t_end), int(n_output))
     kwargs = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
-    sol = solve_ivp(fun, (0.0, float(t_end)), y0, method=method, t_eval=t_eval, rtol=rtol,
-                    atol=atol, max_step=max_step, **kwargs)
+    if not rupture:
+        sol = solve_ivp(fun, (0.0, float(t_end)), y0, method=method, t_eval=t_eval, rtol=rtol,
+                        atol=atol, max_step=max_step, **kwargs)
+        frame, err = _history_frame(model, sol.t, sol.y.T, load_fn, params, disc_b, lig_b,
+                                    fac_b, iner, grav, elements)
+        if progress is not None:
+            progress(float(sol.t[-1]) if len(sol.t) else 0.0)
+        return SimulationResult(t=sol.t, q=sol.y[:6].T.copy(), qd=sol.y[6:12].T.copy(),
+                                frame=frame, energy_error=err, success=bool(sol.success),
+                                message=str(sol.message), nfev=int(sol.nfev),
+                                njev=int(sol.njev), nlu=int(sol.nlu), model=model)
+    return _simulate_with_rupture(model, load_fn, y0, float(t_end), t_eval, damping, iner,
+                                  grav, elements, method, rtol, atol, max_step, wall, progress)
+
+
+def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, grav, elements,
+                           method, rtol, atol, max_step, wall, progress=None):
+    """:func:`simulate` in pieces between rupture events (see its docstring).
+
+    Each piece integrates the model with the strips broken so far; a terminal event
+    ``max_i eps_i / eps_max,i - 1`` (intact strips) ends it where a strip reaches eps_max
+    (F_el = F_max); that strip joins ``ruptured`` and the next piece starts from the state
+    at the event. The strip's elastic energy at that moment leaves the elastic energy and is
+    booked as ``rupture_energy_Nmm`` (released by the fracture) in eq. (D2).
+    """
+    from segment.ramp import _max_ratio
+
+    current = model
+    t0, y = 0.0, y0
+    pieces, events = [], []
+    released = 0.0
+    nfev = njev = nlu = 0
+    success, message = True, ""
+    while True:
+        params, packed = current._params, current._packed
+        disc_b, lig_b, fac_b = _damping_arrays(current, damping)
+        glob, lig, _ = packed
+        alive = current.alive
+
+        def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
+            now = time.perf_counter()
+            if now - wall[0] > 5.0:
+                wall[0] = now
+                log.info("simulate: t = %.4g s of %.4g s", t, t_end)
+            if progress is not None and now - wall[1] > 0.1:
+                wall[1] = now
+                wall[2] = max(wall[2], float(t))
+                progress(wall[2])
+            return _rhs(y_, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements,
+                        True)
+
+        def jac(t, y_, params=params, packed=packed, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
+            return _jac(y_, load_fn(t), params, packed, disc_b, lig_b, fac_b, iner, elements,
+                        True)
+
+        def strain_event(t, y_, glob=glob, lig=lig, alive=alive):
+            return _max_ratio(y_[:6], glob, lig, alive)[0] - 1.0
+
+        strain_event.terminal = True
+        strain_event.direction = 1.0
+        g0, i0 = _max_ratio(y[:6], glob, lig, alive)
+        if elements and i0 >= 0 and g0 >= 1.0 and pieces:
+            # another strip is already at or past eps_max where the last one broke: cascade
+            t_e, y_e, i_break = t0, y, i0
+        else:
+            mask = (t_eval >= t0) if not pieces else (t_eval > t0)
+            kwargs = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
+            sol = solve_ivp(fun, (t0, t_end), y, method=method, t_eval=t_eval[mask],
+                            rtol=rtol, atol=atol, max_step=max_step,
+                            events=strain_event if (elements and i0 >= 0) else None, **kwargs)
+            nfev += int(sol.nfev)
+            njev += int(sol.njev)
+            nlu += int(sol.nlu)
+            pieces.append((current, sol.t, sol.y.T, params, disc_b, lig_b, fac_b, released))
+            success, message = bool(sol.success), str(sol.message)
+            if sol.status != 1:
+                break
+            t_e, y_e = float(sol.t_events[0][0]), sol.y_events[0][0]
+            _, i_break = _max_ratio(y_e[:6], glob, lig, alive)
+        name = current.strip_names[i_break]
+        ratio, _ = _max_ratio(y_e[:6], glob, lig, alive)
+        eps_c = lig[i_break, L_EPS + 2]
+        released += params[6][i_break] * _trilinear_energy(ratio * eps_c, params[7][i_break],
+                                                            params[8][i_break])
+        events.append((t_e, "ruptured", name))
+        log.info("simulate: %s ruptured at t = %.6g s", name, t_e)
+        current = current.with_ruptured([name])
+        t0, y = t_e, np.array(y_e, dtype=float)
     if progress is not None:
-        progress(float(sol.t[-1]) if len(sol.t) else 0.0)
-    frame, err = _history_frame(model, sol.t, sol.y.T, load_fn, params, disc_b, lig_b, fac_b,
-                                iner, grav, elements)
-    return SimulationResult(t=sol.t, q=sol.y[:6].T.copy(), qd=sol.y[6:12].T.copy(),
-                            frame=frame, energy_error=err, success=bool(sol.success),
-                            message=str(sol.message), nfev=int(sol.nfev),
-                            njev=int(sol.njev), nlu=int(sol.nlu))
+        progress(float(pieces[-1][1][-1]) if pieces and len(pieces[-1][1]) else t0)
+    frames = []
+    for cur, t, Y, prm, db, lb, fb, rel in pieces:
+        if len(t):
+            frames.append(_history_rows(cur, t, Y, load_fn, prm, db, lb, fb, iner, grav,
+                                        elements, rel))
+    frame = pd.DataFrame([r for rows in frames for r in rows])
+    frame, err = _energy_columns(frame)
+    if events:
+        message = (f"{message} {len(events)} rupture(s): "
+                   + ", ".join(f"{n} at t = {t:.4g} s" for t, _, n in events))
+    tt = frame["t_s"].to_numpy() if not frame.empty else np.empty(0)
+    Yall = (np.concatenate([p[2] for p in pieces if len(p[1])])
+            if any(len(p[1]) for p in pieces) else np.empty((0, 15)))
+    return SimulationResult(t=tt, q=Yall[:, :6].copy(), qd=Yall[:, 6:12].copy(), frame=frame,
+                            energy_error=err, success=success, message=message, nfev=nfev,
+                            njev=njev, nlu=nlu, model=current, events=tuple(events))
 
 
 def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, grav, elements):
     """Element forces and the energy terms of eq. (D2) at each output time."""
-    n, m = len(model.ligaments), len(model.facets)
+    return _energy_columns(pd.DataFrame(_history_rows(model, t, Y, load_fn, params, disc_b,
+                                                      lig_b, fac_b, iner, grav, elements,
+                                                      0.0)))
+
+
+def _history_rows(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, grav, elements,
+                  released):
+    """One dict per output time: q, rates, load, element forces, energy terms [N mm];
+    ``released`` is the elastic energy freed by ruptures before these times."""
+    n, m = len(model.strip_names), len(model.facets)
     Q = np.empty((5, 6))
     lig = np.zeros((n, 4))
     fac = np.zeros((m, 4))
@@ -607,9 +735,9 @@ def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, gra
         for j, name in enumerate(DOF_NAMES):
             unit = "N" if j < 3 else "Nmm"
             row_[f"disc_{name}_{unit}"] = Q[0, j]
-        for i, lg in enumerate(model.ligaments):
-            row_[f"{lg.name}_tension_N"] = lig[i, 3]
-            row_[f"{lg.name}_length_mm"] = lig[i, 0]
+        for i, name in enumerate(model.strip_names):
+            row_[f"{name}_tension_N"] = lig[i, 3]
+            row_[f"{name}_length_mm"] = lig[i, 0]
         for i, fc in enumerate(model.facets):
             row_[f"facet_{fc.side}_force_N"] = fac[i, 3]
             row_[f"facet_{fc.side}_penetration_mm"] = fac[i, 0]
@@ -620,14 +748,20 @@ def _history_frame(model, t, Y, load_fn, params, disc_b, lig_b, fac_b, iner, gra
         row_["work_load_Nmm"] = Y[k, 12]
         row_["work_facets_Nmm"] = Y[k, 13]
         row_["dissipated_Nmm"] = Y[k, 14]
+        row_["rupture_energy_Nmm"] = released
         rows.append(row_)
-    frame = pd.DataFrame(rows)
+    return rows
+
+
+def _energy_columns(frame):
+    """``work_total_Nmm`` and ``energy_error`` of eq. (D2); returns (frame, max error)."""
     if frame.empty:
         return frame, float("nan")
     d_t = frame["kinetic_Nmm"] - frame["kinetic_Nmm"].iloc[0]
     work = (frame["work_load_Nmm"] - (frame["elastic_Nmm"] - frame["elastic_Nmm"].iloc[0])
             - (frame["gravity_potential_Nmm"] - frame["gravity_potential_Nmm"].iloc[0])
-            + frame["work_facets_Nmm"] - frame["dissipated_Nmm"])
+            + frame["work_facets_Nmm"] - frame["dissipated_Nmm"]
+            - (frame["rupture_energy_Nmm"] - frame["rupture_energy_Nmm"].iloc[0]))
     frame["work_total_Nmm"] = work
     terms = pd.concat([frame["kinetic_Nmm"], frame["work_load_Nmm"],
                        frame["elastic_Nmm"] - frame["elastic_Nmm"].iloc[0],

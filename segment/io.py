@@ -20,6 +20,7 @@ non-ASCII digits (which Python's ``float`` accepts), ``0,58`` (a decimal comma, 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
@@ -517,6 +518,31 @@ def _ligaments(path: Path, reference: ReferencePose, strict: bool) -> tuple[Liga
     return tuple(out)
 
 
+def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[Ligament, ...]:
+    """Strip count and insertion width per ligament (``ligament_strips.csv``, eq. 9a of
+    Tejszerska and Gzik); a data folder without the table keeps one strip per ligament."""
+    if not path.exists():
+        return ligaments
+    t = _Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"), strict=strict)
+    spec, found = {}, []
+    for i, row in t.rows():
+        name = t.key(i, row, "name", LIGAMENT_NAMES)
+        found.append(name)
+        n = t.number(i, row, "strips", positive=True)
+        if t.ok(i) and n != int(n):
+            t.error(i, "strips", f"expected an integer >= 1, got {row['strips']!r}")
+        width = t.number(i, row, "width_mm", nonnegative=True)
+        axis = [t.number(i, row, c) for c in ("axis_x", "axis_y", "axis_z")]
+        if t.ok(i) and not any(axis):
+            t.error(i, "'axis_x', 'axis_y', 'axis_z'", "expected a direction, got (0, 0, 0)")
+        if t.ok(i) and name is not None:
+            spec[name] = (int(n), width, np.array(axis))
+    t.require_all("name", found, LIGAMENT_NAMES)
+    t.finish()
+    return tuple(dataclasses.replace(lig, strips=spec[lig.name][0], width=spec[lig.name][1],
+                                     width_axis=spec[lig.name][2]) for lig in ligaments)
+
+
 def _contact_law(path: Path, strict: bool) -> ContactLaw:
     cols = ("k_quadratic_N_per_mm2", "u_transition_mm", "F_transition_N", "k_linear_N_per_mm",
             "b_Ns_per_m")
@@ -623,9 +649,11 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
         "facet_contact_law.csv", "facets.csv", "load_cases.csv")}
     reference, inertia = _inertia(files["inertia.csv"], strict)
     disc = _disc(files["disc_translational.csv"], files["disc_rotational.csv"], strict)
-    ligaments = _ligaments(files["ligaments.csv"], reference, strict)
+    ligaments = _strips(d / "ligament_strips.csv",
+                        _ligaments(files["ligaments.csv"], reference, strict), strict)
     law = _contact_law(files["facet_contact_law.csv"], strict)
     facets = _facets(files["facets.csv"], reference, strict)
     cases = _load_cases(files["load_cases.csv"], strict)
+    strips = d / "ligament_strips.csv"
     return ModelParameters(reference, disc, ligaments, facets, law, cases, inertia,
-                           tuple(files.values()))
+                           tuple(files.values()) + ((strips,) if strips.exists() else ()))

@@ -6,7 +6,28 @@ DETC2000/MECH-6821, "Nonlinear Viscoelastic Ligaments", Tables 3 and 4 (de Jager
     eps = (l - l0) / l0
 
 ``F_el`` is piecewise linear through (0, 0), A, B and C = (eps_max, F_max) (Fig. 2); past C
-the B-C slope continues and the result flags the ligament as strained past eps_max.
+the B-C slope continues and the result flags the ligament as strained past eps_max. The load
+ramp (:func:`segment.ramp`) and :func:`segment.simulate` model rupture instead: a strip whose
+force reaches F_max (point C) breaks and carries nothing afterwards.
+
+Strips (Tejszerska and Gzik, "Biomechanical model of the human cervical spine", section 4,
+eq. 9a): a wide ligament is ``n`` parallel strips, each with its own insertions, length and
+strain. Their insertions spread over the insertion width ``w`` along ``width_axis`` (the same
+axis in each vertebra's own frame); strip ``k = 1..n`` sits at the centre of the k-th of n
+equal parts::
+
+    x_k = x + w ((2k - 1) / (2n) - 1/2) e_width            (eq. 9a with x_p = x - w/2, dx = w/2)
+
+      |<------------------- w ------------------->|
+      |    o    |    o    |    o    |    o    |       n = 4 strips, x = Table 4 insertion
+           k=1       k=2       k=3       k=4
+
+so ``n = 1`` is the published ligament. The strips share the ligament's curve scaled by 1/n
+(force points F_A, F_B, F_C and the damping divided by n, strains unchanged), so n strips
+stretched equally carry exactly the published force. Decision (the paper computes each strip's
+rest length from the neutral pose, eq. 9c): each strip's rest length keeps the ligament's
+strain at the reference pose, ``l0_k = l0 L_k / L`` with L_k and L the strip's and the
+ligament's lengths at the reference pose; for strips spread along y (ALL, PLL, FL), L_k = L.
 
 The paper writes the damping term as ``b_l * d(eps)/dt`` with b_l = 300 N s/m, which is not
 dimensionally a force; we read it as ``b_l * dl/dt`` (N s/m times m/s), the Kelvin element that
@@ -18,6 +39,8 @@ towards the C5 insertion (equal and opposite)::
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,6 +125,13 @@ class Ligament:
     curve : TrilinearCurve
     damping : float
         b_l [N s/mm] (300 N s/m = 0.3 N s/mm).
+    strips : int
+        Number of parallel strips n >= 1 (1: the published ligament).
+    width : float
+        Insertion width w [mm] >= 0 over which the strips spread (eq. 9a).
+    width_axis : array_like, shape (3,)
+        Direction of the spread, the same in each vertebra's own frame (normalised; default
+        +y, lateral).
     """
 
     name: str
@@ -110,6 +140,9 @@ class Ligament:
     l0: float
     curve: TrilinearCurve
     damping: float = 0.0
+    strips: int = 1
+    width: float = 0.0
+    width_axis: np.ndarray = (0.0, 1.0, 0.0)
 
     def __post_init__(self):
         for attr in ("insertion_c5", "insertion_c6"):
@@ -124,11 +157,49 @@ class Ligament:
         if not (np.isfinite(self.damping) and self.damping >= 0):
             raise ValueError(f"ligament {self.name!r}: damping must be >= 0, got {self.damping}")
         object.__setattr__(self, "l0", float(self.l0))
+        n = self.strips
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"ligament {self.name!r}: strips must be an integer >= 1, got "
+                             f"{n!r}")
+        object.__setattr__(self, "strips", int(n))
+        if not (isinstance(self.width, numbers.Real) and np.isfinite(self.width)
+                and self.width >= 0):
+            raise ValueError(f"ligament {self.name!r}: width must be >= 0 [mm], got "
+                             f"{self.width!r}")
+        object.__setattr__(self, "width", float(self.width))
+        axis = np.array(self.width_axis, dtype=float)
+        size = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
+        if not (np.isfinite(size) and size > 0):
+            raise ValueError(f"ligament {self.name!r}: width_axis must be 3 finite numbers, "
+                             f"not all zero, got {self.width_axis!r}")
+        axis = axis / size
+        axis.setflags(write=False)
+        object.__setattr__(self, "width_axis", axis)
 
     def with_rest_length(self, l0: float) -> Ligament:
         """The same ligament with another rest length [mm]."""
-        return Ligament(self.name, self.insertion_c5, self.insertion_c6, l0, self.curve,
-                        self.damping)
+        return dataclasses.replace(self, l0=l0)
+
+    def split(self, strips: int, *, width: float | None = None) -> Ligament:
+        """The same ligament as ``strips`` parallel strips (over ``width`` [mm], default its
+        own)."""
+        return dataclasses.replace(self, strips=strips,
+                                   width=self.width if width is None else width)
+
+    @property
+    def strip_names(self) -> tuple[str, ...]:
+        """``(name,)`` for one strip, else ``("name#1", ..., "name#n")``."""
+        if self.strips == 1:
+            return (self.name,)
+        return tuple(f"{self.name}#{k}" for k in range(1, self.strips + 1))
+
+    def strip_offsets(self) -> np.ndarray:
+        """Offsets (n,) [mm] of the strip insertions along ``width_axis`` (eq. 9a)."""
+        n = self.strips
+        if n == 1:
+            return np.zeros(1)
+        k = np.arange(1, n + 1)
+        return self.width * ((2 * k - 1) / (2.0 * n) - 0.5)
 
 
 @njit(cache=True)

@@ -164,7 +164,13 @@ def _element_state(q, params):
 # ---------------------------------------------------------------- state records
 @dataclass(frozen=True, eq=False)
 class LigamentState:
-    """A ligament at a pose: length [mm], strain [-], tension [N] and where it acts."""
+    """A ligament (or one strip of it) at a pose: length [mm], strain [-], tension [N] and
+    where it acts.
+
+    ``name`` is the strip's name (the ligament's when it is one strip), ``ligament`` the
+    ligament's; ``strip`` counts from 1 of ``strips``. ``ruptured``: the strip broke (it is in
+    ``Segment.ruptured``) and carries nothing.
+    """
 
     name: str
     length: float
@@ -174,6 +180,10 @@ class LigamentState:
     insertion_c5_in_c6: np.ndarray
     insertion_c6: np.ndarray
     force_on_c5: np.ndarray
+    ligament: str = ""
+    strip: int = 1
+    strips: int = 1
+    ruptured: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,13 +222,16 @@ class SegmentState:
     facets: tuple[FacetState, ...]
 
     def ligament_table(self) -> pd.DataFrame:
-        """One row per ligament: length [mm], strain [-], tension [N], past eps_max."""
+        """One row per ligament (per strip when split): length [mm], strain [-], tension [N],
+        past eps_max, ruptured."""
         import pandas as pd  # lazy: `import segment` stays light
 
         return pd.DataFrame(
             [{"ligament": s.name, "length_mm": s.length, "strain": s.strain,
-              "tension_N": s.tension, "beyond_eps_max": s.beyond_max} for s in self.ligaments],
-            columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max"])
+              "tension_N": s.tension, "beyond_eps_max": s.beyond_max, "ruptured": s.ruptured}
+             for s in self.ligaments],
+            columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max",
+                     "ruptured"])
 
     def facet_table(self) -> pd.DataFrame:
         """One row per facet: regime, dislocated, penetration [mm], force [N], point and
@@ -255,6 +268,7 @@ class Segment:
     contact_law: ContactLaw = field(
         default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0, damping=PUBLISHED_FACET_DAMPING))
     inertia: BodyInertia | None = None
+    ruptured: frozenset[str] = frozenset()
 
     def __post_init__(self):
         for name, kind in (("reference", ReferencePose), ("disc", DiscStiffness),
@@ -276,6 +290,53 @@ class Segment:
         names = [lig.name for lig in self.ligaments]
         if len(set(names)) != len(names):
             raise ValueError(f"ligament names must be unique, got {names}")
+        if isinstance(self.ruptured, str):
+            raise TypeError(f"Segment ruptured must be a collection of strip names, got the "
+                            f"string {self.ruptured!r}")
+        object.__setattr__(self, "ruptured", frozenset(self.ruptured))
+        unknown = sorted(self.ruptured - set(self.strip_names))
+        if unknown:
+            raise ValueError(f"Segment ruptured: unknown strip(s) {unknown}; this model has "
+                             f"{list(self.strip_names)}")
+
+    # -- strips (Tejszerska and Gzik, eq. 9a): one kernel row per strip
+    @functools.cached_property
+    def strip_names(self) -> tuple[str, ...]:
+        """Names of the kernel's ligament rows: one per strip (see
+        :attr:`segment.Ligament.strip_names`), in ligament order."""
+        return tuple(n for lig in self.ligaments for n in lig.strip_names)
+
+    @functools.cached_property
+    def strip_ligament(self) -> np.ndarray:
+        """Index (into ``ligaments``) of the ligament of each strip row, shape (n_strips,)."""
+        return np.array([i for i, lig in enumerate(self.ligaments) for _ in range(lig.strips)],
+                        dtype=np.int64)
+
+    @functools.cached_property
+    def alive(self) -> np.ndarray:
+        """1.0 for an intact strip row, 0.0 for a ruptured one, shape (n_strips,)."""
+        return np.array([0.0 if n in self.ruptured else 1.0 for n in self.strip_names])
+
+    def with_strips(self, strips) -> Segment:
+        """The ligaments split into parallel strips: an int for every ligament or a mapping
+        ``{name: n}`` (others unchanged). Widths are the ligaments' own
+        (``data/ligament_strips.csv``). Rupture marks are cleared."""
+        if isinstance(strips, dict):
+            known = [lig.name for lig in self.ligaments]
+            missing = [n for n in strips if n not in known]
+            if missing:
+                raise ValueError(f"unknown ligament(s) {missing}; this model has {known}")
+            ligs = tuple(lig.split(strips[lig.name]) if lig.name in strips else lig
+                         for lig in self.ligaments)
+        else:
+            ligs = tuple(lig.split(strips) for lig in self.ligaments)
+        return self.replace(ligaments=ligs, ruptured=frozenset())
+
+    def with_ruptured(self, names) -> Segment:
+        """A copy in which the named strips (added to those already broken) carry nothing."""
+        if isinstance(names, str):
+            names = (names,)
+        return self.replace(ruptured=self.ruptured | frozenset(names))
 
     # -- packing for the compiled kernels (built once per model)
     @functools.cached_property
@@ -284,18 +345,18 @@ class Segment:
             a = np.ascontiguousarray(np.array(values, dtype=float).reshape(-1, width))
             return a
 
-        lig = self.ligaments
+        lig_a, lig_b, lig_l0, lig_eps, lig_f = self._strip_rows()
         fac = self.facets
         return (
             np.ascontiguousarray(self.reference.s0, dtype=float),
             np.ascontiguousarray(self.reference.R0, dtype=float),
             np.ascontiguousarray(self.disc.k_positive, dtype=float),
             np.ascontiguousarray(self.disc.k_negative, dtype=float),
-            rows([x.insertion_c5 for x in lig], 3),
-            rows([x.insertion_c6 for x in lig], 3),
-            rows([x.l0 for x in lig], 1)[:, 0].copy(),
-            rows([x.curve.strain for x in lig], 3),
-            rows([x.curve.force for x in lig], 3),
+            rows(lig_a, 3),
+            rows(lig_b, 3),
+            rows(lig_l0, 1)[:, 0].copy(),
+            rows(lig_eps, 3),
+            rows(lig_f, 3),
             rows([f.disc_c5.center for f in fac], 3),
             rows([f.disc_c5.normal for f in fac], 3),
             rows([f.disc_c5.radius for f in fac], 1)[:, 0].copy(),
@@ -305,6 +366,41 @@ class Segment:
             rows([f.blend for f in fac], 1)[:, 0].copy(),
             np.ascontiguousarray(self.contact_law.as_array()),
         )
+
+    def _strip_rows(self):
+        """Per strip row: C5 and C6 insertions, rest length, curve strains and forces.
+
+        A ligament of n strips gives n rows: insertions spread by eq. (9a), rest length
+        ``l0 L_k / L`` (same reference strain as the ligament, see :mod:`segment.ligament`),
+        the curve's forces over n, and zero forces (the alive multiplier 0) for a ruptured
+        strip. One strip is the ligament's own numbers, unchanged to the bit.
+        """
+        a_rows, b_rows, l0_rows, eps_rows, f_rows = [], [], [], [], []
+        s0 = np.asarray(self.reference.s0, dtype=float)
+        R0 = np.asarray(self.reference.R0, dtype=float)
+        alive = iter(self.alive)
+        for lig in self.ligaments:
+            n = lig.strips
+            if n == 1:
+                a_k = [lig.insertion_c5]
+                b_k = [lig.insertion_c6]
+                l0_k = [lig.l0]
+                force = lig.curve.force
+            else:
+                off = lig.strip_offsets()[:, None] * lig.width_axis
+                a_k = list(lig.insertion_c5 + off)
+                b_k = list(lig.insertion_c6 + off)
+                length = np.linalg.norm(lig.insertion_c6 - (s0 + R0 @ lig.insertion_c5))
+                l0_k = [lig.l0 * np.linalg.norm(b - (s0 + R0 @ a)) / length
+                        for a, b in zip(a_k, b_k, strict=True)]
+                force = lig.curve.force / n
+            for k in range(n):
+                a_rows.append(a_k[k])
+                b_rows.append(b_k[k])
+                l0_rows.append(l0_k[k])
+                eps_rows.append(lig.curve.strain)
+                f_rows.append(force * next(alive))
+        return a_rows, b_rows, l0_rows, eps_rows, f_rows
 
     @functools.cached_property
     def _packed(self):
@@ -340,12 +436,18 @@ class Segment:
         """Every element's forces at ``q``."""
         q, _ = self._check(q, Load.zero())
         disc, lig, fac = _element_state(q, self._params)
+        lig_b = self._params[5]
+        strip_no = [k for x in self.ligaments for k in range(1, x.strips + 1)]
         ligs = tuple(
-            LigamentState(name=x.name, length=lig[i, 0], strain=lig[i, 1], tension=lig[i, 2],
+            LigamentState(name=name, length=lig[i, 0], strain=lig[i, 1], tension=lig[i, 2],
                           beyond_max=bool(lig[i, 1] > x.curve.strain[2]),
                           insertion_c5_in_c6=lig[i, 3:6].copy(),
-                          insertion_c6=np.array(x.insertion_c6), force_on_c5=lig[i, 6:9].copy())
-            for i, x in enumerate(self.ligaments))
+                          insertion_c6=lig_b[i].copy(), force_on_c5=lig[i, 6:9].copy(),
+                          ligament=x.name, strip=strip_no[i], strips=x.strips,
+                          ruptured=name in self.ruptured)
+            for i, (name, x) in enumerate(zip(
+                self.strip_names, (self.ligaments[j] for j in self.strip_ligament),
+                strict=True)))
         facs = tuple(
             FacetState(side=f.side, regime=REGIMES[int(fac[i, 4])], case=REGIMES[int(fac[i, 5])],
                        penetration=fac[i, 0], force=fac[i, 3], point=fac[i, 6:9].copy(),
@@ -359,7 +461,7 @@ class Segment:
         """A copy with some fields replaced (``disc=``, ``ligaments=``, ``facets=`` ...)."""
         fields = {"reference": self.reference, "disc": self.disc, "ligaments": self.ligaments,
                   "facets": self.facets, "contact_law": self.contact_law,
-                  "inertia": self.inertia}
+                  "inertia": self.inertia, "ruptured": self.ruptured}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"unknown Segment fields {sorted(unknown)}; known: {sorted(fields)}")
@@ -373,7 +475,9 @@ class Segment:
         missing = [n for n in names if n not in known]
         if missing:
             raise ValueError(f"unknown ligament(s) {missing}; this model has {known}")
-        return self.replace(ligaments=tuple(x for x in self.ligaments if x.name in names))
+        kept = tuple(x for x in self.ligaments if x.name in names)
+        strips = {n for x in kept for n in x.strip_names}
+        return self.replace(ligaments=kept, ruptured=self.ruptured & strips)
 
     @functools.cached_property
     def _predictor(self):

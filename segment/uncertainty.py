@@ -22,6 +22,7 @@ equilibrium with :func:`segment.batch.solve_many`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -31,7 +32,7 @@ import pandas as pd
 from segment.anatomy import FACET_INCLINATION_DEG, FACET_RADIUS_MM
 from segment.batch import solve_many
 from segment.disc import DOF_NAMES, DiscStiffness
-from segment.ligament import Ligament, TrilinearCurve
+from segment.ligament import TrilinearCurve
 from segment.loads import Load
 from segment.model import Segment
 
@@ -118,8 +119,7 @@ def sample_models(model: Segment, n_samples: int, *, stiffness_spread: float,
             f = rng.uniform(1.0 - s, 1.0 + s)
             row[f"{lig.name}_factor"] = f
             curve = TrilinearCurve(lig.curve.strain, lig.curve.force * f)
-            ligs.append(Ligament(lig.name, lig.insertion_c5, lig.insertion_c6, lig.l0, curve,
-                                 lig.damping))
+            ligs.append(dataclasses.replace(lig, curve=curve))   # keeps its strips
         models.append(model.replace(disc=disc, ligaments=tuple(ligs), facets=tuple(facets)))
         rows.append(row)
     return models, pd.DataFrame(rows)

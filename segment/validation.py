@@ -242,11 +242,12 @@ def unloaded_ligaments(model: Segment) -> pd.DataFrame:
     """Ligament lengths and tensions at the reference pose and at the unloaded equilibrium."""
     at_ref = model.state(np.zeros(6)).ligaments
     at_rest = model.state(model.unloaded.q).ligaments
+    l0 = model._params[6]      # per strip row (the ligament's l0 when it is one strip)
     return pd.DataFrame([
-        {"ligament": a.name, "l0_mm": lig.l0, "length_reference_mm": a.length,
+        {"ligament": a.name, "l0_mm": float(l0[i]), "length_reference_mm": a.length,
          "tension_reference_N": a.tension, "length_unloaded_mm": b.length,
          "tension_unloaded_N": b.tension}
-        for a, b, lig in zip(at_ref, at_rest, model.ligaments, strict=True)])
+        for i, (a, b) in enumerate(zip(at_ref, at_rest, strict=True))])
 
 
 def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:

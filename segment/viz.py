@@ -22,8 +22,12 @@ C5 reference       the same C5 at q = 0 (the reference pose of Table 1), translu
 facet cylinders    the contact model's discs (centre, normal, radius) drawn as cylinders whose
                    end face is the contact face; the solid lies behind the face.
 disc               translucent body lofted between the C6 superior and C5 inferior endplates.
-ligaments          tubes between the insertions, point array ``tension_N`` [N] (NaN where
-                   slack: drawn thin and grey); coloured by tension with a scalar bar.
+ligaments          tubes between the insertions (one per strip), point array ``tension_N`` [N]
+                   (NaN where slack: drawn thin and grey); coloured by tension with a scalar
+                   bar. A ruptured strip (``Segment.ruptured``) is drawn as two black torn
+                   stubs, one from each insertion (mesh ``ruptured``), not as a tube.
+dislocated facets  a red disc, wider than the facet, over the C6 facet of a joint whose state
+                   reports ``dislocated`` (mesh ``dislocated``), and "DISLOCATED" in its label.
 contact arrows     the facet force on C5 [N] at the contact point, length proportional to the
                    magnitude (``ARROW_MM_PER_N``), drawn over the bone so that it stays visible.
 =================  ============================================================================
@@ -94,6 +98,8 @@ PILLAR_RADIUS_FRACTION = 0.92  # articular pillar radius / facet radius (facets 
 DISC_BULGE_MM = 0.6            # outward bulge of the drawn disc at mid-height [mm]
 RING = 32                      # points per ring of the lofted bone surfaces
 TUBE_RING = 12                 # points per ring of ligament tubes and arrows
+RUPTURED_STUB = 0.3            # torn stub length / strip length, drawn from each insertion
+HALO_RADIUS_FRACTION = 1.35    # dislocation halo radius / facet radius
 
 BONE_C6 = "#c8b68e"
 BONE_C5 = "#f2e8cf"
@@ -102,6 +108,8 @@ DISC_COLOR = "#6fa8dc"
 FACET_COLOR = "#2e86c1"
 ARROW_COLOR = "#d62728"
 SLACK_COLOR = "#9a9a9a"
+RUPTURED_COLOR = "#111111"
+DISLOCATED_COLOR = "#e41a1c"
 TENSION_CMAP = "plasma"
 DEFAULT_SIZE = (1200, 900)
 LEGEND = "\nred arrows: facet force on C5; blue ghost: C5 at the reference pose"
@@ -401,7 +409,8 @@ class Scene:
         ``c6``, ``c5``, ``c5_reference``, ``facets_c6``, ``facets_c5``, ``disc``,
         ``ligaments`` (point array ``tension_N`` [N], NaN where slack; cell array
         ``ligament`` indexing ``ligament_names``), ``arrows`` (facet forces on C5; point array
-        ``force_N`` [N]).
+        ``force_N`` [N]), ``ruptured`` (torn stubs of ruptured strips) and ``dislocated``
+        (halos of dislocated facets, collapsed when seated).
     title : str
         Load case and the main displacement.
     facet_text : str
@@ -454,7 +463,7 @@ class SceneTemplate:
                                  RING)[0]
         self._lig_faces = _loft_faces(2, TUBE_RING)
         self._arrow_faces = _loft_faces(4, TUBE_RING)
-        self.ligament_names = tuple(x.name for x in model.ligaments)
+        self.ligament_names = tuple(model.strip_names)
 
     # -- pieces
     def _disc_points(self, p, R) -> np.ndarray:
@@ -476,12 +485,43 @@ class SceneTemplate:
         for s in state.ligaments:
             taut = s.tension > 0.0
             r = LIGAMENT_TAUT_MM if taut else LIGAMENT_SLACK_MM
-            rings = _tube_rings(s.insertion_c6, s.insertion_c5_in_c6, r, r, r, r, TUBE_RING)
+            if getattr(s, "ruptured", False):   # drawn by _ruptured_points: collapse the tube
+                rings = _tube_rings(s.insertion_c6, s.insertion_c5_in_c6, 1e-4, 1e-4, 1e-4,
+                                    1e-4, TUBE_RING)
+                rings[:] = s.insertion_c6
+            else:
+                rings = _tube_rings(s.insertion_c6, s.insertion_c5_in_c6, r, r, r, r,
+                                    TUBE_RING)
             pts.append(_loft_points(rings))
             tension.append(np.full(n_pts, s.tension if taut else np.nan))
         if not pts:
             return np.zeros((0, 3)), np.zeros(0)
         return np.vstack(pts), np.concatenate(tension)
+
+    def _ruptured_points(self, state: SegmentState) -> np.ndarray:
+        """Two torn stubs per ruptured strip, one from each insertion (points of 2 tubes)."""
+        pts = []
+        r = 0.8 * LIGAMENT_TAUT_MM
+        for s in state.ligaments:
+            if not getattr(s, "ruptured", False):
+                continue
+            a, b = np.asarray(s.insertion_c5_in_c6), np.asarray(s.insertion_c6)
+            for start, end in ((b, b + RUPTURED_STUB * (a - b)), (a, a + RUPTURED_STUB * (b - a))):
+                pts.append(_loft_points(_tube_rings(start, end, r, r, 0.4 * r, 0.4 * r,
+                                                    TUBE_RING)))
+        return np.vstack(pts) if pts else np.zeros((0, 3))
+
+    def _halo_points(self, state: SegmentState) -> np.ndarray:
+        """A halo around each C6 facet disc; collapsed to its centre unless dislocated."""
+        pts = []
+        for joint, f in zip(self.model.facets, state.facets, strict=True):
+            d = joint.disc_c6
+            r = HALO_RADIUS_FRACTION * d.radius
+            rings = _facet_rings(d.center + 0.3 * d.normal, d.normal, r, 0.6, TUBE_RING)
+            if not getattr(f, "dislocated", False):
+                rings[:] = d.center
+            pts.append(_loft_points(rings))
+        return np.vstack(pts) if pts else np.zeros((0, 3))
 
     def _arrow_points(self, state: SegmentState) -> tuple[np.ndarray, np.ndarray]:
         pts, force = [], []
@@ -513,6 +553,9 @@ class SceneTemplate:
             state_text = "DISLOCATED" if getattr(f, "dislocated", False) else f.regime
             labels.append(f"{f.side}: {state_text}")
             lines.append(f"facet {f.side}: {state_text}, {f.force:.1f} N")
+        broken = [s.name for s in state.ligaments if getattr(s, "ruptured", False)]
+        if broken:
+            lines.append("ruptured (black stubs): " + ", ".join(broken))
         return np.array(points).reshape(-1, 3), labels, "\n".join(lines)
 
     # -- public
@@ -545,6 +588,16 @@ class SceneTemplate:
         pts, force = self._arrow_points(state)
         meshes["arrows"] = _polydata(pts, arrow_tris)
         meshes["arrows"].point_data["force_N"] = force
+        n_broken = sum(bool(getattr(s, "ruptured", False)) for s in state.ligaments)
+        stub_tris = np.vstack([self._lig_faces + k * (4 * TUBE_RING + 2)
+                               for k in range(2 * n_broken)]) if n_broken else np.zeros(
+            (0, 3), dtype=np.int64)
+        meshes["ruptured"] = (_polydata(self._ruptured_points(state), stub_tris) if n_broken
+                              else pv.PolyData())
+        halo_tris = np.vstack([self._lig_faces + k * (4 * TUBE_RING + 2)
+                               for k in range(n_fac)]) if n_fac else np.zeros((0, 3), np.int64)
+        meshes["dislocated"] = (_polydata(self._halo_points(state), halo_tris) if n_fac
+                                else pv.PolyData())
         label_points, labels, text = self._labels(state)
         scene = Scene(meshes, title, text, label_points, labels, self.ligament_names)
         self._place(scene, p, R, state)
@@ -573,6 +626,10 @@ class SceneTemplate:
         pts, force = self._arrow_points(state)
         _set_points(m["arrows"], pts, m["arrows"].regular_faces)
         m["arrows"].point_data["force_N"][:] = force
+        for name, pts in (("ruptured", self._ruptured_points(state)),
+                          ("dislocated", self._halo_points(state))):
+            if len(pts) and len(pts) == m[name].n_points:
+                _set_points(m[name], pts, m[name].regular_faces)
 
     @property
     def _c5_normals(self):
@@ -725,6 +782,11 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     plotter.add_mesh(m["ligaments"], scalars="tension_N", cmap=TENSION_CMAP, clim=clim,
                      nan_color=SLACK_COLOR, show_scalar_bar=scalar_bar, scalar_bar_args=bar,
                      name="ligaments")
+    if "ruptured" in m and m["ruptured"].n_points:
+        plotter.add_mesh(m["ruptured"], color=RUPTURED_COLOR, name="ruptured")
+    if "dislocated" in m and m["dislocated"].n_points:
+        plotter.add_mesh(m["dislocated"], color=DISLOCATED_COLOR, opacity=0.7,
+                         name="dislocated")
     overlay = _Overlay(plotter, plotter.renderer)
     overlay.add(m["arrows"], ARROW_COLOR)
     title = plotter.add_text(scene.title, position="upper_edge", font_size=font,

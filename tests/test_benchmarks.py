@@ -17,6 +17,7 @@ SMOKE = {
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
+    "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
 }
 
 
@@ -28,6 +29,9 @@ def test_benchmark_script_runs(script, tmp_path):
                    cwd=ROOT / "benchmarks", timeout=600)
     report = json.loads(out.read_text())
     assert report  # each script writes a non-empty JSON object
+    if script == "bench_ramp.py":
+        assert len(report["cases"]) == 9
+        assert report["cases"]["FLX"]["sequence"][:2] == ["FL", "ISL"]
     if script == "bench_dynamics.py":
         assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
                                         "AR"}

@@ -440,3 +440,41 @@ def test_simulate_long_run_energy_error_is_small(capsys):
     assert code == EXIT_OK, err
     line = next(x for x in out.splitlines() if x.startswith("kinetic energy-work error"))
     assert float(line.split("=")[1].split()[0]) < ENERGY_ERROR_LONG_RUN
+
+
+# ---------------------------------------------------------------- segment ramp
+def test_ramp_prints_events_failure_loads_and_final_state(capsys, tmp_path):
+    out_csv = tmp_path / "flx_ramp.csv"
+    code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "5", "--steps", "25",
+                         "--out", out_csv)
+    assert code == EXIT_OK, err
+    direct = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"], to_scale=5.0, steps=25)
+    assert f"status: {direct.message}" in out
+    assert "ruptured: FL" in out and "F_max: FL" in out
+    first = direct.first_rupture_scale
+    assert f"first rupture: scale {first:.4g} ({first * 1.8:.4g} N m)" in out
+    assert "ruptured" in out.splitlines()[-8]     # the final state table's header
+    frame = pd.read_csv(out_csv, keep_default_na=False)
+    np.testing.assert_allclose(frame["scale"], direct.frame["scale"], rtol=1e-12)
+    assert list(frame["event"]) == list(direct.frame["event"])
+
+
+def test_ramp_json_and_strips(capsys):
+    code, out, err = run(capsys, "ramp", "AR", "--to-scale", "6", "--steps", "12",
+                         "--strips", "2", "--json")
+    assert code == EXIT_OK, err
+    d = json.loads(out)
+    assert d["failure_loads"]["sequence"][0].startswith("CL-")
+    assert d["failure_loads"]["ultimate_scale"] is None        # not reached: null, not NaN
+    assert len(d["ligaments"]) == 12 and all("ruptured" in x for x in d["ligaments"])
+
+
+@pytest.mark.parametrize(("argv", "mentions"), [
+    (("ramp", "FLX", "--to-scale", "0"), ("--to-scale", "0")),
+    (("ramp", "FLX"), ("--to-scale",)),
+    (("ramp", "FLX", "--to-scale", "2", "--steps", "0"), ("--steps", "0")),
+    (("ramp", "FLX", "--to-scale", "2", "--strips", "0"), ("--strips", "0")),
+    (("ramp", "XYZ", "--to-scale", "2"), ("XYZ",)),
+])
+def test_ramp_bad_arguments_one_line_exit_2(capsys, argv, mentions):
+    assert_one_line_error(*run(capsys, *argv), *mentions)

@@ -185,3 +185,61 @@ def test_disc_plane_drop_rejects_bad_input(kwargs, message):
 def test_relax_rejects_bad_settings(model, name, value):
     with pytest.raises(ValueError, match=f"{name} must be a finite number > 0"):
         dyn.relax(model, segment.LOAD_CASES["FLX"], **{name: value})
+
+
+# ---------------------------------------------------------------- rupture
+RUPTURE_ENERGY_TOL = 1e-4     # e_R with ruptures, same order as without (rtol 1e-6 integration)
+
+
+@pytest.fixture(scope="module")
+def ruptured_run():
+    """Flexion ramped to 6x nominal in 0.1 s: FL and then ISL reach eps_max."""
+    model = segment.c5c6()
+    return model, segment.simulate(model, segment.LOAD_CASES["FLX"].scaled(6.0), t_end=0.13,
+                                   ramp=0.1, n_output=131)
+
+
+def test_simulate_detects_rupture_events_without_hidden_state(ruptured_run):
+    from segment.ramp import _max_ratio
+
+    model, r = ruptured_run
+    names = [n for _, kind, n in r.events if kind == "ruptured"]
+    assert names[:2] == ["FL", "ISL"]
+    assert r.model.ruptured == frozenset(names) and model.ruptured == frozenset()
+    assert r.success and "rupture" in r.message
+    # the model at the end reproduces the last rates: no state outside model and y
+    last = r.frame.iloc[-1]
+    for name in names:
+        assert last[f"{name}_tension_N"] == 0.0
+    # the elastic criterion: FL's strain is below eps_max before its event (its total
+    # tension, with the damping term, may already exceed F_max) and it carries nothing after
+    t_fl = r.events[0][0]
+    fl = model.ligaments[2]
+    before = r.frame[r.frame["t_s"] < t_fl]
+    strain = (before["FL_length_mm"] - fl.l0) / fl.l0
+    assert strain.max() < fl.curve.strain[2] < strain.max() + 0.01
+    after = r.frame[r.frame["t_s"] > t_fl]
+    assert (after["FL_tension_N"] == 0.0).all()
+    g, _ = _max_ratio(r.q[-1], *r.model._packed[:2], r.model.alive)
+    assert g < 1.0      # every intact strip below eps_max at the end
+
+
+def test_energy_work_balance_holds_with_rupture(ruptured_run):
+    """Fritzkowski and Walczak eq. (55) with the broken strips' stored energy booked as
+    released: e_R stays small; leaving that term out breaks the balance."""
+    _, r = ruptured_run
+    f = r.frame
+    assert f["rupture_energy_Nmm"].iloc[-1] > 0
+    assert r.energy_error < RUPTURE_ENERGY_TOL
+    work_without = f["work_total_Nmm"] + f["rupture_energy_Nmm"]
+    d_t = f["kinetic_Nmm"] - f["kinetic_Nmm"].iloc[0]
+    err_without = float(((d_t - work_without).abs() / f["kinetic_Nmm"].max()).max())
+    assert err_without > 100 * RUPTURE_ENERGY_TOL
+
+
+def test_rupture_off_keeps_the_published_curve(ruptured_run):
+    model, _ = ruptured_run
+    off = segment.simulate(model, segment.LOAD_CASES["FLX"].scaled(6.0), t_end=0.13,
+                           ramp=0.1, n_output=131, rupture=False)
+    assert off.events == () and off.model is model
+    assert off.frame["FL_tension_N"].iloc[-1] > model.ligaments[2].curve.force[2]

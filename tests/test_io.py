@@ -16,7 +16,7 @@ import segment
 from segment import io as sio
 
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
-          "facet_contact_law.csv", "facets.csv", "load_cases.csv")
+          "facet_contact_law.csv", "facets.csv", "load_cases.csv", "ligament_strips.csv")
 LIGAMENTS = ("ALL", "PLL", "FL", "ISL", "CL-left", "CL-right")
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 
@@ -419,3 +419,30 @@ def test_contact_law_slope_must_be_continuous(data_copy):
     message = str(load_error(data_copy))
     assert "facet_contact_law.csv" in message and "row 1" in message
     assert "k_linear must equal 2 k_quadratic u_transition = 1200" in message
+
+
+# ---------------------------------------------------------------- ligament strips
+def test_strip_table_defaults_to_one_strip_and_states_sources():
+    """One strip per ligament (the published model); widths have a source or say 'assumed'."""
+    p = segment.load_parameters()
+    assert [lig.strips for lig in p.ligaments] == [1] * 6
+    table = read(sio.data_dir(), "ligament_strips.csv")
+    for _, row in table.iterrows():
+        assert float(row["width_mm"]) > 0
+        assert ("assumed" in row["source"]) or ("Panjabi" in row["source"]), row["name"]
+
+
+def test_strip_table_errors_name_file_row_column(data_copy):
+    table = read(data_copy, "ligament_strips.csv")
+    table.loc[2, "strips"] = "1.5"
+    write(data_copy, "ligament_strips.csv", table)
+    with pytest.raises(ValueError) as err:
+        segment.load_parameters(data_copy)
+    assert_names(str(err.value), file="ligament_strips.csv", row=3, column="strips",
+                 value="1.5")
+
+
+def test_folder_without_strip_table_keeps_one_strip(data_copy):
+    (data_copy / "ligament_strips.csv").unlink()
+    p = segment.load_parameters(data_copy)
+    assert [lig.strips for lig in p.ligaments] == [1] * 6

@@ -21,7 +21,7 @@ COMMITTED = ROOT / "validation" / "report"
 FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
-           "load_sharing", "sensitivity", "uncertainty")
+           "load_sharing", "sensitivity", "uncertainty", "failure_curves", "failure_3d")
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_report_writes_every_part(report_dir):
     md = (out / "report.md").read_text()
     for section in ("1. Summary", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
                     "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
-                    "9. Parameter uncertainty"):
+                    "9. Parameter uncertainty", "10. Up to failure"):
         assert f"## {section}" in md
     for name in FIGURES:
         png = out / "figures" / f"{name}.png"
@@ -171,3 +171,19 @@ def test_a_variant_without_unloaded_equilibrium_is_named_not_a_type_error():
     with pytest.raises(ValueError, match=r"variant facet gap: the unloaded equilibrium did not "
                                          r"converge.*line search failed"):
         v._from_unloaded(failed, "variant facet gap")
+
+
+def test_failure_section_numbers_are_the_ramps(report_dir):
+    """Section 10: failure loads and sequence are those of segment.ramp for each case."""
+    from segment.report import RAMP_STEPS, RAMP_TO_SCALE
+
+    out, _ = report_dir
+    fail = pd.read_csv(out / "tables" / "failure_loads.csv").set_index("case")
+    seq = pd.read_csv(out / "tables" / "failure_sequence.csv")
+    r = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"], to_scale=RAMP_TO_SCALE,
+                     steps=RAMP_STEPS)
+    assert fail.loc["FLX", "first_rupture_scale"] == pytest.approx(r.first_rupture_scale)
+    assert fail.loc["FLX", "first_rupture_load"] == pytest.approx(1.8 * r.first_rupture_scale)
+    assert fail.loc["FLX", "ultimate_scale"] == pytest.approx(r.ultimate_scale)
+    assert seq[seq.case == "FLX"]["strip"].tolist() == r.failure_loads()["sequence"]
+    assert len(fail) == 9

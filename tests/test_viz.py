@@ -217,3 +217,56 @@ def test_dislocated_facets_are_labelled(model):
     assert "[BEYOND LIMITS]" in scene.title
     ok = viz.build_scene(segment.solve(model, segment.LOAD_CASES["FLX"]))
     assert not any("DISLOCATED" in label for label in ok.labels)
+
+
+# ---------------------------------------------------------------- rupture and dislocation
+@pytest.fixture(scope="module")
+def ruptured_result(model):
+    """Flexion past the first ruptures (FL, ISL, CL-left, CL-right broken)."""
+    r = segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=6.0, steps=60)
+    k = int(r.frame.index[r.frame["event"].str.startswith("ruptured")][-1])
+    res = r.result_at(k)
+    assert res.converged and res.iterations == 0
+    return res
+
+
+def test_ruptured_strips_are_torn_stubs_not_tubes(ruptured_result):
+    scene = viz.build_scene(ruptured_result)
+    broken = sorted(ruptured_result.model.ruptured)
+    assert broken == ["CL-left", "CL-right", "FL", "ISL"]
+    stubs = scene.meshes["ruptured"]
+    assert stubs.n_points == 2 * len(broken) * (4 * viz.TUBE_RING + 2)
+    # each stub starts at an insertion and covers RUPTURED_STUB of the strip
+    st = {s.name: s for s in ruptured_result.state.ligaments}
+    lig = scene.meshes["ligaments"]
+    for k, name in enumerate(scene.ligament_names):
+        cells = lig.extract_cells(np.flatnonzero(lig.cell_data["ligament"] == k))
+        if name in broken:
+            assert np.all(np.isnan(cells.point_data["tension_N"]))
+            np.testing.assert_allclose(cells.points, np.tile(st[name].insertion_c6,
+                                                             (cells.n_points, 1)), atol=1e-9)
+
+
+def test_dislocated_facets_get_a_halo(ruptured_result, monkeypatch, tmp_path):
+    def red_fraction(path):
+        img = _png(viz.render(ruptured_result, path, size=SIZE, view="posterior"))
+        return ((img[..., 0] > 0.7) & (img[..., 1] < 0.35) & (img[..., 2] < 0.35)).mean()
+
+    seated_red = red_fraction(tmp_path / "seated.png")
+    scene = viz.build_scene(ruptured_result)
+    halo = scene.meshes["dislocated"]
+    centres = [j.disc_c6.center for j in ruptured_result.model.facets]
+    n = halo.n_points // 2
+    for i, c in enumerate(centres):   # seated: collapsed to the facet centre
+        np.testing.assert_allclose(halo.points[i * n:(i + 1) * n], np.tile(c, (n, 1)))
+    from segment.model import FacetState
+
+    monkeypatch.setattr(FacetState, "dislocated", property(lambda s: s.side == "left"),
+                        raising=False)
+    scene = viz.build_scene(ruptured_result)
+    pts = scene.meshes["dislocated"].points
+    left = ruptured_result.model.facets[0].side == "left"
+    spread = [np.ptp(pts[i * n:(i + 1) * n], axis=0).max() for i in range(2)]
+    assert (spread[0] > 5.0) == left and (spread[1] > 5.0) != left
+    assert "left: DISLOCATED" in scene.labels
+    assert red_fraction(tmp_path / "disl.png") > seated_red + 0.001   # the halo is visible
