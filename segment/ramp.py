@@ -318,7 +318,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     tol, max_iterations
         Newton tolerance and iteration limit per solve (as :func:`segment.solve`).
     track_facets : bool or "every"
-        Report facet dislocation events (``getattr(facet_state, "dislocated", False)`` on the
+        Report facet dislocation events (``facet_state.dislocated`` on the
         facet states): True locates the first dislocated row by bisection between rupture
         events (see :func:`_facet_events`), ``"every"`` checks every row (~0.2 ms a row),
         False not at all.
@@ -429,7 +429,7 @@ def _facet_events(model, rows, names, events, event_text, every):
         if k not in cache:
             m = model if ruptured_at[k] == model.ruptured else model.replace(
                 ruptured=ruptured_at[k])
-            cache[k] = tuple(bool(getattr(fs, "dislocated", False))
+            cache[k] = tuple(bool(fs.dislocated)
                              for fs in m.state(rows[k][1]).facets)
         return cache[k]
 

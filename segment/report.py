@@ -780,7 +780,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              "gone it still carries the load, with displacements far outside the range the "
              "model was built for; the ultimate load is the last load at which an equilibrium "
              "was found (\"not reached\" when the ramp reached its end). Facet dislocation "
-             "events are taken from the facet states when the contact model reports them.")
+             "events are taken from the facet states (state \"dislocated\").")
     rep.figure("failure_curves", fig_failure(ramps, cases),
                "Load–displacement curves to failure (main displacement from the unloaded "
                "equilibrium); x: a strip ruptured (the curve jumps at constant load); "
@@ -811,7 +811,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         rep.table("failure_vs_voo1998", comparison)
     rep.image("failure_3d", _render_failure_grid(ramps),
               "Each case just after its first rupture: ruptured strips as black torn stubs, "
-              "dislocated facets (when reported) as a red disc")
+              "dislocated facets as a red disc")
     rep.heading("11. References")
     rep.text("Where each number comes from, with the arithmetic of the computed ones: "
              "`validation/reference/SOURCES.md`; the same list in BibTeX: "

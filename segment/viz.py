@@ -518,7 +518,7 @@ class SceneTemplate:
             d = joint.disc_c6
             r = HALO_RADIUS_FRACTION * d.radius
             rings = _facet_rings(d.center + 0.3 * d.normal, d.normal, r, 0.6, TUBE_RING)
-            if not getattr(f, "dislocated", False):
+            if not f.dislocated:
                 rings[:] = d.center
             pts.append(_loft_points(rings))
         return np.vstack(pts) if pts else np.zeros((0, 3))
@@ -550,7 +550,7 @@ class SceneTemplate:
             # left label above the joint, right label below: apart in lateral views too
             points.append(joint.disc_c6.center + np.array([-6.0, 8.0 * side, 12.0 * side]))
             # a dislocated joint (C5's facet has left C6's) is named in capitals
-            state_text = "DISLOCATED" if getattr(f, "dislocated", False) else f.regime
+            state_text = "DISLOCATED" if f.dislocated else f.regime
             labels.append(f"{f.side}: {state_text}")
             lines.append(f"facet {f.side}: {state_text}, {f.force:.1f} N")
         broken = [s.name for s in state.ligaments if getattr(s, "ruptured", False)]
