@@ -15,10 +15,12 @@ never NaN.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
@@ -34,12 +36,53 @@ from segment.equilibrium import (
 from segment.loads import Load
 from segment.model import Segment
 
-__all__ = ["BatchResult", "solve_many"]
+__all__ = ["BatchResult", "launch", "solve_many"]
 
 log = logging.getLogger(__name__)
 
 CHUNK = 2000
 """Loads per compiled call; progress is logged between chunks."""
+
+_LAUNCH_LOCK = threading.Lock()
+_THREAD_SAFE_LAYERS = ("omp", "tbb")
+
+
+def _thread_safe() -> bool:
+    try:
+        return numba.threading_layer() in _THREAD_SAFE_LAYERS
+    except ValueError:      # no parallel kernel has run yet: the layer is not chosen
+        return False
+
+
+def launch(kernel, *args, n_threads: int | None = None):
+    """Call a parallel numba ``kernel(*args)`` safely from any thread.
+
+    numba's ``workqueue`` threading layer aborts the process when two threads launch
+    parallel kernels at once. Launches are therefore serialised by a process-wide lock unless
+    numba's threading layer is ``omp`` or ``tbb`` (thread-safe; ``omp`` is numba's choice
+    where the OpenMP runtime is installed). ``n_threads`` (1 ... ``NUMBA_NUM_THREADS``)
+    limits the threads of this launch (numba's setting is thread-local).
+    """
+    if n_threads is not None:
+        n = int(n_threads)
+        if n != n_threads or not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"n_threads must be an integer in 1 ... "
+                             f"{numba.config.NUMBA_NUM_THREADS}, got {n_threads!r}")
+    safe = _thread_safe()
+    if not safe:
+        _LAUNCH_LOCK.acquire()
+    try:
+        if n_threads is None:
+            return kernel(*args)
+        old = numba.get_num_threads()
+        numba.set_num_threads(int(n_threads))
+        try:
+            return kernel(*args)
+        finally:
+            numba.set_num_threads(old)
+    finally:
+        if not safe:
+            _LAUNCH_LOCK.release()
 
 
 @njit(cache=True)
@@ -174,7 +217,8 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
     return np.ascontiguousarray(q)
 
 
-def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done):
+def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done,
+                 n_threads=None):
     n = F.shape[0]
     q = np.empty((n, 6))
     status = np.empty(n, dtype=np.int64)
@@ -183,8 +227,8 @@ def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done)
     packed = model._packed
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
-        _solve_batch(packed, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl], norm[sl],
-                     iters[sl])
+        launch(_solve_batch, packed, F[sl], Q0[sl], tol, max_iterations, q[sl], status[sl],
+               norm[sl], iters[sl], n_threads=n_threads)
         done += sl.stop - sl.start
         if total > CHUNK:
             log.info("%s: %d / %d equilibria", progress_label, done, total)
@@ -192,7 +236,7 @@ def _solve_model(model, F, Q0, tol, max_iterations, progress_label, total, done)
 
 
 def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iterations: int = 60,
-               n_models: int | None = None) -> BatchResult:
+               n_models: int | None = None, n_threads: int | None = None) -> BatchResult:
     """Static equilibria for many loads and, optionally, many parameter sets.
 
     Parameters
@@ -212,6 +256,12 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
         As :func:`segment.solve`.
     n_models : int, optional
         Number of models when ``model`` is a callable.
+    n_threads : int, optional
+        Threads of the compiled launches (default: all of numba's). Safe to call from
+        several threads at once (e.g. Dask's threaded workers): launches are serialised by
+        :func:`launch` unless numba runs on a thread-safe threading layer (omp, tbb).
+        For many parameter sets of one space, :func:`segment.sets.solve_sets` is faster
+        (one launch, no ``Segment`` per set).
 
     Returns
     -------
@@ -253,7 +303,7 @@ def solve_many(model, loads, *, q0="predict", tol: float = DEFAULT_TOL, max_iter
             raise TypeError(f"model {i} must be a segment.Segment, got {type(mod).__name__}")
         start = _predict(mod, F) if Q0 is None else Q0
         q, s, nrm, it, done = _solve_model(mod, F, start, tol, max_iterations,
-                                           "solve_many", m * F.shape[0], done)
+                                           "solve_many", m * F.shape[0], done, n_threads)
         out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
         if m > 1 and (i + 1) % max(1, m // 10) == 0:
             log.info("solve_many: %d / %d parameter sets", i + 1, m)

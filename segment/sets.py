@@ -18,24 +18,22 @@ same numbers (``tests/test_sets.py`` compares a ``LocalCluster`` with the in-pro
 
 Thread safety: numba's ``workqueue`` threading layer aborts the process when two threads
 launch parallel kernels at once (as Dask's threaded workers do). Every launch goes through
-:func:`launch`, which holds a lock unless numba runs on the thread-safe ``omp`` or ``tbb``
-layer; with ``n_threads`` it sets numba's (thread-local) thread count for the launch.
+:func:`segment.batch.launch`, which holds a lock unless numba runs on the thread-safe ``omp``
+or ``tbb`` layer; with ``n_threads`` it sets numba's (thread-local) thread count.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
 
 from segment._vec import add, mat_vec
-from segment.batch import _as_loads
+from segment.batch import _as_loads, launch
 from segment.disc import DOF_NAMES
 from segment.equilibrium import CONVERGED, DEFAULT_TOL, _check_tolerances, _solve6, _solve_kernel
 from segment.facet import _contact, _contact_force
@@ -57,7 +55,7 @@ from segment.tangent import (
     _rows3,
 )
 
-__all__ = ["SetsResult", "launch", "solve_sets"]
+__all__ = ["SetsResult", "solve_sets"]
 
 log = logging.getLogger(__name__)
 
@@ -65,46 +63,6 @@ CHUNK_SETS = 4096
 """Parameter sets per compiled launch (progress between launches)."""
 CHUNK_SETS_SENSITIVITY = 512
 """The same with sensitivities (the packed derivatives take D x the memory)."""
-
-_LAUNCH_LOCK = threading.Lock()
-_THREAD_SAFE_LAYERS = ("omp", "tbb")
-
-
-def _thread_safe() -> bool:
-    try:
-        return numba.threading_layer() in _THREAD_SAFE_LAYERS
-    except ValueError:      # no parallel kernel has run yet: the layer is not chosen
-        return False
-
-
-def launch(kernel, *args, n_threads: int | None = None):
-    """Call a parallel numba ``kernel(*args)`` safely from any thread.
-
-    Serialised by a process-wide lock unless numba's threading layer is ``omp`` or ``tbb``
-    (thread-safe); ``n_threads`` (1 ... numba.config.NUMBA_NUM_THREADS) limits the threads of
-    this launch.
-    """
-    if n_threads is not None:
-        n = int(n_threads)
-        if not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"n_threads must be in 1 ... {numba.config.NUMBA_NUM_THREADS}, "
-                             f"got {n_threads!r}")
-    safe = _thread_safe()
-    if not safe:
-        _LAUNCH_LOCK.acquire()
-    try:
-        if n_threads is None:
-            return kernel(*args)
-        old = numba.get_num_threads()
-        numba.set_num_threads(int(n_threads))
-        try:
-            return kernel(*args)
-        finally:
-            numba.set_num_threads(old)
-    finally:
-        if not safe:
-            _LAUNCH_LOCK.release()
-
 
 @njit(cache=True)
 def _facet_magnitudes(q, packed, out):

@@ -197,7 +197,7 @@ class ParameterSpace:
                 seen_targets[t] = i
             nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
             if not lower < upper:
-                raise err(i, "upper", f"lower must be < upper, got lower {lower:g} and upper "
+                raise err(i, "lower", f"lower must be < upper, got lower {lower:g} and upper "
                                       f"{upper:g}")
             if not lower <= nominal <= upper:
                 raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
