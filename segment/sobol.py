@@ -77,6 +77,10 @@ def analyze_sobol(y, dim: int, *, num_resamples: int = 100, conf_level: float = 
     if y.ndim != 1 or y.size % (dim + 2):
         raise ValueError(f"y must hold N (D + 2) = N x {dim + 2} values, got shape {y.shape}")
     n = y.size // (dim + 2)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite (replace failed evaluations first)")
+    if not y.std() > 0:
+        raise ValueError("y does not vary: its Sobol indices are undefined")
     y = (y - y.mean()) / y.std()
     A, B, AB, _ = analyze.separate_output_values(y, dim, n, False)
     draw = np.random.default_rng(seed).integers if seed else np.random.randint

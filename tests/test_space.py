@@ -35,7 +35,7 @@ def _write(tmp_path, rows, header=None):
 
 def test_packaged_space_reads_and_names_every_assumption(space):
     assert space.dim == 21
-    for src, dist in zip(space.sources, space.distributions, strict=True):
+    for src in space.sources:
         assert src
         assert "FACTS" not in src and "/work" not in src
     # every parameter without a published range says "assumed"
