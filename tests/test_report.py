@@ -21,7 +21,7 @@ FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 TIMING_COLUMNS = {"time_ms"}           # wall-clock figures differ between runs
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
-           "load_sharing", "sensitivity", "uncertainty")
+           "load_sharing", "sensitivity", "sensitivity_overview", "uncertainty")
 
 
 @pytest.fixture(scope="module")
