@@ -16,6 +16,8 @@ SMOKE = {
     "bench_batch.py": ["--n", "200", "--n-single", "10"],
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
     "bench_kernels.py": ["--n", "100"],
+    "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
+                       "--sobol-n", "200", "--rounds", "1"],
 }
 
 
@@ -27,6 +29,11 @@ def test_benchmark_script_runs(script, tmp_path):
                    cwd=ROOT / "benchmarks", timeout=600)
     report = json.loads(out.read_text())
     assert report  # each script writes a non-empty JSON object
+    if script == "bench_study.py":
+        assert report["sets"]["converged_fraction"] == 1.0
+        assert report["loop_solve_many"]["max_abs_q_difference"] < 1e-8
+        assert report["sensitivities"]["finite_fraction"] == 1.0
+        assert report["sobol"]["failed"] == 0
     if script == "bench_dynamics.py":
         assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
                                         "AR"}
