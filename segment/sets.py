@@ -38,7 +38,7 @@ from segment.disc import DOF_NAMES
 from segment.equilibrium import CONVERGED, DEFAULT_TOL, _check_tolerances, _solve6, _solve_kernel
 from segment.facet import _contact, _contact_force
 from segment.model import _residual_jacobian
-from segment.sensitivity import _equilibrium_sensitivity
+from segment.sensitivity import _equilibrium_sensitivity, touch_flags
 from segment.space import ParameterSpace, load_space
 from segment.tangent import (
     F_BLEND,
@@ -88,7 +88,7 @@ def _facet_magnitudes(q, packed, out):
 
 
 @njit(cache=True, parallel=True)
-def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig, dfac,
+def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig, dfac, touch,
                  q_u, st_u, it_u, dq_u, q_out, st_out, it_out, norm_out, ffac_out, dq_out):
     """Unloaded equilibria of M sets, then every (set, load) pair; see the module doc."""
     m_sets = glob.shape[0]
@@ -106,7 +106,8 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig,
         J_u[i] = J
         if with_sens:
             if st == CONVERGED:
-                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], dq_u[i])
+                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch[i],
+                                         dq_u[i])
             else:
                 dq_u[i] = np.nan
     for k in prange(m_sets * n_loads):
@@ -134,7 +135,8 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig,
         if with_sens:
             if st == CONVERGED:
                 _, J = _residual_jacobian(q, f, packed)
-                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], dq_out[i, j])
+                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch[i],
+                                         dq_out[i, j])
             else:
                 dq_out[i, j] = np.nan
 
@@ -303,12 +305,14 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     d = space.dim
     if sensitivities:
         dglob, dlig, dfac = space.pack_derivative(model, P)
+        touch = touch_flags(dglob, dlig, dfac)
         dq_u = np.empty((m_sets, 6, d))
         dq = np.empty((m_sets, n_loads, 6, d))
     else:
         dglob = np.zeros((1, 1, glob.shape[1]))
         dlig = np.zeros((1, 1, *lig.shape[1:]))
         dfac = np.zeros((1, 1, *fac.shape[1:]))
+        touch = np.zeros((1, 1, 2 + lig.shape[1] + fac.shape[1]), dtype=np.int8)
         dq_u = np.zeros((1, 6, 1))
         dq = np.zeros((1, 1, 6, 1))
     q_u = np.empty((m_sets, 6))
@@ -320,7 +324,7 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     nrm = np.empty((m_sets, n_loads))
     ff = np.zeros((m_sets, n_loads, fac.shape[1]))
     launch(_sets_kernel, glob, lig, fac, F, tol, max_iterations, bool(sensitivities),
-           dglob, dlig, dfac, q_u, st_u, it_u, dq_u, q, st, it, nrm, ff, dq,
+           dglob, dlig, dfac, touch, q_u, st_u, it_u, dq_u, q, st, it, nrm, ff, dq,
            n_threads=n_threads)
     return (q, st, it, q_u, st_u, ff, dq if sensitivities else None,
             dq_u if sensitivities else None)

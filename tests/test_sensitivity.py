@@ -7,7 +7,11 @@ import pytest
 import segment
 from segment.loads import Load
 from segment.model import _residual
-from segment.sensitivity import _residual_parameter_derivative, equilibrium_sensitivity
+from segment.sensitivity import (
+    _residual_parameter_derivative,
+    equilibrium_sensitivity,
+    touch_flags,
+)
 from segment.space import load_space
 
 # central differences of re-solved equilibria: truncation ~h^2 plus the solver tolerance
@@ -69,7 +73,7 @@ def test_residual_parameter_derivative_matches_central_differences(model, space,
     packed = tuple(np.ascontiguousarray(x[0]) for x in space.pack(model, p[None]))
     dg, dl, df = (x[0] for x in space.pack_derivative(model, p[None]))
     out = np.empty((6, space.dim))
-    _residual_parameter_derivative(q, packed, dg, dl, df, out)
+    _residual_parameter_derivative(q, packed, dg, dl, df, touch_flags(dg, dl, df), out)
     zero = np.zeros(6)
     for j in range(space.dim):
         h = 1e-6 * (space.upper[j] - space.lower[j])
