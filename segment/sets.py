@@ -66,7 +66,10 @@ CHUNK_SETS_SENSITIVITY = 512
 
 @njit(cache=True)
 def _facet_magnitudes(q, packed, out):
-    """Contact force magnitude [N] of each facet joint at real ``q`` into ``out`` (m,)."""
+    """Contact force magnitude [N] of each facet joint at real ``q`` into ``out`` (m,).
+
+    Mirrors the residual-only facet branch of :func:`segment.tangent._residual_tangent`
+    (``tests/test_sets.py`` holds it to ``Segment.state``'s facet forces)."""
     glob, _, fac = packed
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
