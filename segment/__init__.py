@@ -57,25 +57,35 @@ __all__ = [
     "Ligament",
     "Load",
     "RampResult",
+    "ParameterSpace",
     "ReferencePose",
     "Segment",
+    "SetsResult",
     "TrilinearCurve",
     "c5c6",
     "disc_contact",
     "disc_plane_drop",
+    "equilibrium_sensitivity",
     "load_parameters",
     "ramp",
+    "load_space",
     "relax",
     "simulate",
+    "sobol_study",
     "solve",
     "solve_many",
+    "solve_sets",
     "uncertainty_bands",
 ]
 # relax, simulate, disc_plane_drop (segment.dynamics) and uncertainty_bands
 # (segment.uncertainty) are imported on first use: they pull in scipy.integrate.
 
 _LAZY = {"relax": "segment.dynamics", "simulate": "segment.dynamics",
-         "disc_plane_drop": "segment.dynamics", "uncertainty_bands": "segment.uncertainty"}
+         "disc_plane_drop": "segment.dynamics", "uncertainty_bands": "segment.uncertainty",
+         # the studies (issue 11): parameter space, parameter sets x loads, dq*/dp, Sobol
+         "ParameterSpace": "segment.space", "load_space": "segment.space",
+         "SetsResult": "segment.sets", "solve_sets": "segment.sets",
+         "equilibrium_sensitivity": "segment.sensitivity", "sobol_study": "segment.sobol"}
 
 
 def __getattr__(name):

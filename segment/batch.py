@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import logging
 import numbers
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -45,12 +47,53 @@ from segment.equilibrium import (
 from segment.loads import Load
 from segment.model import Segment, _predict_row
 
-__all__ = ["BatchResult", "solve_many"]
+__all__ = ["BatchResult", "launch", "solve_many"]
 
 log = logging.getLogger(__name__)
 
 CHUNK = 2000
 """Loads per compiled call; progress is logged between chunks."""
+
+_LAUNCH_LOCK = threading.Lock()
+_THREAD_SAFE_LAYERS = ("omp", "tbb")
+
+
+def _thread_safe() -> bool:
+    try:
+        return numba.threading_layer() in _THREAD_SAFE_LAYERS
+    except ValueError:      # no parallel kernel has run yet: the layer is not chosen
+        return False
+
+
+def launch(kernel, *args, n_threads: int | None = None):
+    """Call a parallel numba ``kernel(*args)`` safely from any thread.
+
+    numba's ``workqueue`` threading layer aborts the process when two threads launch
+    parallel kernels at once. Launches are therefore serialised by a process-wide lock unless
+    numba's threading layer is ``omp`` or ``tbb`` (thread-safe; ``omp`` is numba's choice
+    where the OpenMP runtime is installed). ``n_threads`` (1 ... ``NUMBA_NUM_THREADS``)
+    limits the threads of this launch (numba's setting is thread-local).
+    """
+    if n_threads is not None:
+        n = int(n_threads)
+        if n != n_threads or not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"n_threads must be an integer in 1 ... "
+                             f"{numba.config.NUMBA_NUM_THREADS}, got {n_threads!r}")
+    safe = _thread_safe()
+    if not safe:
+        _LAUNCH_LOCK.acquire()
+    try:
+        if n_threads is None:
+            return kernel(*args)
+        old = numba.get_num_threads()
+        numba.set_num_threads(int(n_threads))
+        try:
+            return kernel(*args)
+        finally:
+            numba.set_num_threads(old)
+    finally:
+        if not safe:
+            _LAUNCH_LOCK.release()
 
 
 @njit(cache=True)
@@ -256,7 +299,7 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
 
 
 def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_label, total,
-                 done):
+                 done, n_threads=None):
     n = F.shape[0]
     q = np.empty((n, 6))
     status = np.empty(n, dtype=np.int64)
@@ -268,8 +311,8 @@ def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_lab
     predictor = model._predictor if predict else (False, np.zeros(6), np.zeros((6, 6)))
     for start in range(0, n, CHUNK):
         sl = slice(start, min(n, start + CHUNK))
-        _solve_batch(packed, F[sl], Q0[sl], Qstep[sl], predictor, tol, max_iterations, q[sl],
-                     status[sl], norm[sl], iters[sl], lig[sl], fac[sl])
+        launch(_solve_batch, packed, F[sl], Q0[sl], Qstep[sl], predictor, tol, max_iterations,
+               q[sl], status[sl], norm[sl], iters[sl], lig[sl], fac[sl], n_threads=n_threads)
         done += sl.stop - sl.start
         if total > CHUNK:
             log.info("%s: %d / %d equilibria", progress_label, done, total)
@@ -278,7 +321,8 @@ def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_lab
 
 def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
                tol: float = DEFAULT_TOL, max_iterations: int = 60,
-               n_models: int | None = None, progress: bool | None = None) -> BatchResult:
+               n_models: int | None = None, n_threads: int | None = None,
+               progress: bool | None = None) -> BatchResult:
     """Static equilibria for many loads and, optionally, many parameter sets.
 
     Units: the package's internal ones, N and N mm, for a raw ``loads`` array; give
@@ -308,6 +352,12 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
         As :func:`segment.solve`.
     n_models : int, optional
         Number of models when ``model`` is a callable.
+    n_threads : int, optional
+        Threads of the compiled launches (default: all of numba's). Safe to call from
+        several threads at once (e.g. Dask's threaded workers): launches are serialised by
+        :func:`launch` unless numba runs on a thread-safe threading layer (omp, tbb).
+        For many parameter sets of one space, :func:`segment.sets.solve_sets` is faster
+        (one launch, no ``Segment`` per set).
     progress : bool, optional
         A progress bar on stderr (default: when stderr is a terminal; see
         :mod:`segment._progress`).
@@ -370,7 +420,7 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
             before = done
             q, s, nrm, it, lig, fac, done = _solve_model(mod, F, start, start, Q0 is None, tol,
                                                          max_iterations, "solve_many",
-                                                         m * F.shape[0], done)
+                                                         m * F.shape[0], done, n_threads)
             pbar.update(done - before)
             out_q[i], out_s[i], out_n[i], out_i[i] = q, s, nrm, it
             out_lig.append(lig)

@@ -1,4 +1,5 @@
-"""Command line: ``segment cases | solve | ramp | validate | render | explore | simulate``.
+"""Command line: ``segment cases | solve | ramp | validate | render | explore | simulate |
+sensitivity``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -175,7 +176,111 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write the time history (q, rates, element forces, energies) as CSV")
+    p = _command(sub, "sensitivity", help="which parameters move each case: Sobol indices "
+                                           "over the parameter space, or a tornado study")
+    p.add_argument("--method", choices=("sobol", "tornado"), default="sobol",
+                   help="sobol (default: all parameters at once) or tornado (one at a time "
+                        "at the bounds)")
+    p.add_argument("--n", type=int, default=100_000, metavar="N",
+                   help="Sobol: minimum number of model evaluations, each the unloaded pose "
+                        "and every case (default 100000)")
+    p.add_argument("--space", metavar="FILE", default=None,
+                   help="parameter-space CSV (default: parameter_space.csv of --data, else "
+                        "the packaged one)")
+    p.add_argument("--out", metavar="DIR", default="sensitivity",
+                   help="output folder for CSV and figures (default: sensitivity)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the Sobol design (default 0)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="Dask scheduler address (tcp://host:8786), or 'local' for a "
+                        "LocalCluster on this machine (default: in-process, all cores)")
+    p.add_argument("--save-samples", action="store_true",
+                   help="Sobol: also write every solved parameter set to samples.parquet")
     return parser
+
+
+def _cmd_sensitivity(args) -> int:
+    import segment
+    from segment.space import default_space_path, load_space
+
+    if args.n < 1:
+        raise UsageError(f"--n must be >= 1, got {args.n}")
+    out = Path(args.out)
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    if args.space is not None:
+        space_file = Path(args.space)
+    elif args.data is not None and (Path(args.data) / "parameter_space.csv").exists():
+        space_file = Path(args.data) / "parameter_space.csv"
+    else:
+        space_file = default_space_path()
+    space = load_space(space_file)
+    cases = _cases(args, [])
+    bad = [n for n, ld in cases.items() if ld.main_dof is None]
+    if bad:
+        raise UsageError(f"case(s) {', '.join(bad)} have no single main load component")
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    out.mkdir(exist_ok=True)
+    if args.method == "tornado":
+        import matplotlib.pyplot as plt
+
+        from segment import validation
+        from segment.report import fig_tornado
+
+        table = validation.sensitivity_table(model, cases, space=space)
+        table.to_csv(out / "tornado.csv", index=False, float_format="%.6g")
+        fig = fig_tornado(table, cases)
+        fig.savefig(out / "tornado.png", dpi=110)
+        plt.close(fig)
+        top = (table.assign(a=table.change_pct.abs()).sort_values("a", ascending=False)
+               .drop_duplicates("case").set_index("case").loc[list(cases)])
+        print(f"tornado over {space_file.name} ({space.dim} parameters, each at its bounds):")
+        for case, row in top.iterrows():
+            print(f"  {case}: largest change {row.change_pct:+.1f} % from {row.parameter} "
+                  f"{row.setting} ({row.value})")
+        print(f"wrote {out / 'tornado.csv'} and {out / 'tornado.png'}")
+        return 0
+    import matplotlib.pyplot as plt
+
+    from segment.sobol import dominant_parameters, fig_sobol, sobol_study
+
+    client = cluster = None
+    try:
+        if args.scheduler is not None:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise UsageError('--scheduler needs dask.distributed: pip install '
+                                 '"segment[study]"') from None
+            if args.scheduler == "local":
+                cluster = LocalCluster(n_workers=2, threads_per_worker=1,
+                                       dashboard_address=None)
+                client = Client(cluster)
+            else:
+                client = Client(args.scheduler, timeout=30)
+        result = sobol_study(model, space=space, cases=cases, n=args.n, seed=args.seed,
+                             client=client, progress=not args.quiet,
+                             keep_samples=args.save_samples)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    result.to_csv(out / "sobol_indices.csv")
+    for index in ("ST", "S1"):
+        fig = fig_sobol(result, index=index)
+        fig.tight_layout()
+        fig.savefig(out / f"sobol_{index}.png", dpi=110)
+        plt.close(fig)
+    if args.save_samples:
+        result.samples.to_parquet(out / "samples.parquet")
+    print(f"Sobol indices over {space_file.name} ({space.dim} parameters): N = "
+          f"{result.n_base}, {result.n_evaluations:,} evaluations x (unloaded + "
+          f"{len(cases)} cases), {result.n_failed} failed, {result.elapsed:.1f} s")
+    for line in [*dominant_parameters(result), *dominant_parameters(result, quantity="phi_y")]:
+        print(f"  {line}")
+    print(f"wrote {out / 'sobol_indices.csv'}, {out / 'sobol_ST.png'}, {out / 'sobol_S1.png'}"
+          + (f", {out / 'samples.parquet'}" if args.save_samples else ""))
+    return 0
 
 
 def _cmd_cases(args) -> int:
@@ -464,6 +569,8 @@ def _run(args) -> int:
             return _cmd_simulate(args)
         if args.command == "ramp":
             return _cmd_ramp(args)
+        if args.command == "sensitivity":
+            return _cmd_sensitivity(args)
         return _cmd_solve(args)
     except ImportError as exc:  # a missing extra: one line naming it
         from segment._extras import MissingExtraError

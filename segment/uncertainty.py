@@ -1,23 +1,18 @@
 """Parameter uncertainty: sample the uncertain parameters, solve the nine cases, give bands.
 
-What is sampled, and where each spread comes from (``validation/reference/SOURCES.md``):
+What is sampled is ``data/parameter_space.csv`` (:mod:`segment.space`), the one definition of
+the uncertain parameters: each parameter is drawn from its truncated prior (uniform, normal or
+lognormal within its bounds), and the file's ``source`` column says where each range comes
+from or that it is assumed. The facet inclination (per side) and the radius are published
+ranges; the facet gap, the blending constant C, the ligament rest lengths (the rounding of
+Table 4) and the disc and ligament stiffness factors are assumptions, and the output says so.
 
-* **Facet inclination** to the transverse plane, per side, uniform within +-1 SD of the
-  published mean (PMC2219934 Table 2, C6 superior facet): right 42.3 +- 4.4 deg, left
-  43.2 +- 5.4 deg. *Published.*
-* **Facet radius**, per joint (both faces of a joint together), uniform in 4.9-5.6 mm, the
-  equivalent-area circle radii of the published facet areas (Panjabi 1993 / Patel 2007).
-  *Computed from published numbers.*
-* **Disc stiffness** (Table 2, one factor per coordinate, applied to both signs) and
-  **ligament stiffness** (Table 3, one factor per ligament scaling the force axis of its
-  curve): the sources give *no spread*. The relative half-width is therefore a *required*
-  argument, ``stiffness_spread``; factors are uniform in ``[1 - s, 1 + s]``. The default study
-  of :func:`uncertainty_bands` uses :data:`ASSUMED_STIFFNESS_SPREAD` = 0.20, an
-  **assumption, not a published spread**, and says so in its output.
+``stiffness_spread`` (optional) replaces the file's range of every ``stiffness_scale``
+parameter by a uniform ``[1 - s, 1 + s]``: no published spread exists for Tables 2 and 3 (the
+file's +-20 % is an assumption), so a study may want to vary it.
 
-Everything else (reference pose, insertions, rest lengths, contact law, facet centres and
-gaps) stays at its nominal value. Every sample is solved for the nine cases and the unloaded
-equilibrium with :func:`segment.batch.solve_many`.
+Every sample is solved for the nine cases and the unloaded equilibrium in one launch of
+:func:`segment.sets.solve_sets` (no ``Segment`` per sample).
 """
 
 from __future__ import annotations
@@ -29,29 +24,25 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from segment.anatomy import FACET_INCLINATION_DEG, FACET_RADIUS_MM
-from segment.batch import solve_many
-from segment.disc import DOF_NAMES, DiscStiffness
-from segment.ligament import TrilinearCurve
+from segment.disc import DOF_NAMES
 from segment.loads import Load
 from segment.model import Segment
+from segment.space import ParameterSpace, load_space
 
 __all__ = [
     "ASSUMED_STIFFNESS_SPREAD",
-    "FACET_INCLINATION_DEG",
-    "FACET_RADIUS_MM",
     "UncertaintyResult",
+    "assumptions",
     "sample_models",
     "uncertainty_bands",
+    "with_stiffness_spread",
 ]
 
 log = logging.getLogger(__name__)
 
 ASSUMED_STIFFNESS_SPREAD = 0.20
-"""ASSUMED, NOT PUBLISHED: +-20 % uniform band on disc and ligament stiffness for the default
-study. No source in SOURCES.md gives a spread for Table 2 or Table 3."""
-ASSUMPTION_NOTE = ("disc and ligament stiffness spread +-{:.0%} uniform: assumed, not published "
-                   "(no spread is available for Tables 2 and 3)")
+"""ASSUMED, NOT PUBLISHED: the +-20 % of the stiffness factors in data/parameter_space.csv
+(no published spread exists for Table 2 or Table 3)."""
 
 
 def _check_spread(stiffness_spread) -> float:
@@ -62,23 +53,62 @@ def _check_spread(stiffness_spread) -> float:
     return s
 
 
-def sample_models(model: Segment, n_samples: int, *, stiffness_spread: float,
-                  seed: int | None = 0) -> tuple[list[Segment], pd.DataFrame]:
-    """Draw ``n_samples`` parameter sets (see the module docstring).
+def with_stiffness_spread(space: ParameterSpace, stiffness_spread) -> ParameterSpace:
+    """``space`` with every ``stiffness_scale`` parameter uniform in ``[1 - s, 1 + s]``."""
+    s = _check_spread(stiffness_spread)
+    if s == 0.0:
+        raise ValueError("stiffness_spread must be > 0 to sample (use a space without the "
+                         "stiffness parameters to hold them fixed)")
+    scale = np.array([f == "stiffness_scale" for f in space.fields])
+    lower = np.where(scale, 1.0 - s, space.lower)
+    upper = np.where(scale, 1.0 + s, space.upper)
+    nominal = np.where(scale, 1.0, space.nominal)
+    dist = tuple("uniform" if k else d for k, d in zip(scale, space.distributions, strict=True))
+    mu = np.where(scale, np.nan, space.mu)
+    sigma = np.where(scale, np.nan, space.sigma)
+    sources = tuple(f"assumed: +-{s:.0%} uniform (stiffness_spread), not published" if k else x
+                    for k, x in zip(scale, space.sources, strict=True))
+    return dataclasses.replace(space, lower=lower, upper=upper, nominal=nominal,
+                               distributions=dist, mu=mu, sigma=sigma, sources=sources)
 
-    Stiffnesses are scaled around ``model``'s; the facet inclination and radius are drawn
-    within the *published* spreads (each side's mean +- SD, the radius range), not around
-    ``model``'s own facets, whose nominal 42.75 deg is the mean of the two sides.
+
+def _space(space, stiffness_spread) -> ParameterSpace:
+    space = load_space(space)
+    return space if stiffness_spread is None else with_stiffness_spread(space,
+                                                                         stiffness_spread)
+
+
+def assumptions(space: ParameterSpace) -> tuple[str, ...]:
+    """One plain sentence per parameter: its range and prior, and whether it is published or
+    assumed (from the ``source`` column)."""
+    out = []
+    for j, name in enumerate(space.names):
+        dist = space.distributions[j]
+        prior = {"uniform": "uniform",
+                 "normal": f"normal {space.mu[j]:g} ± {space.sigma[j]:g}",
+                 "lognormal": f"lognormal, median {np.exp(space.mu[j]):.3g}"}[dist]
+        unit = "" if space.units[j] in ("-", "") else f" {space.units[j]}"
+        kind = ("assumed, not published" if "assumed" in space.sources[j].lower()
+                else "published range")
+        out.append(f"{name}: {prior} in [{space.lower[j]:g}, {space.upper[j]:g}]{unit} "
+                   f"({kind})")
+    return tuple(out)
+
+
+def sample_models(model: Segment, n_samples: int, *, space=None,
+                  stiffness_spread: float | None = None,
+                  seed: int | None = 0) -> tuple[list[Segment], pd.DataFrame]:
+    """Draw ``n_samples`` parameter sets from the space's priors and build their models.
 
     Parameters
     ----------
     model : Segment
-        The nominal model (its facets must be named ``left`` and ``right``).
+        The base model the parameters are applied to.
     n_samples : int
-    stiffness_spread : float
-        Relative half-width ``s`` of the uniform disc and ligament stiffness factors,
-        ``[1 - s, 1 + s]``. Required: no published spread exists (use
-        :data:`ASSUMED_STIFFNESS_SPREAD` for the documented default study).
+    space : ParameterSpace, path or None
+        Default: the packaged ``data/parameter_space.csv``.
+    stiffness_spread : float, optional
+        Replace the stiffness factors' range by ``[1 - s, 1 + s]`` (see the module doc).
     seed : int or None
         Seed of :func:`numpy.random.default_rng`; the same seed gives the same samples.
 
@@ -86,43 +116,14 @@ def sample_models(model: Segment, n_samples: int, *, stiffness_spread: float,
     -------
     models : list of Segment
     samples : pandas.DataFrame
-        One row per sample: ``incl_<side>_deg``, ``radius_<side>_mm``, ``disc_<dof>_factor``,
-        ``<ligament>_factor``.
+        One row per sample, one column per parameter (the space's names and units).
     """
-    s = _check_spread(stiffness_spread)
+    space = _space(space, stiffness_spread)
     n = int(n_samples)
     if n < 1:
         raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
-    rng = np.random.default_rng(seed)
-    ref = model.reference
-    models, rows = [], []
-    for _ in range(n):
-        row = {}
-        facets = []
-        for joint in model.facets:
-            incl = joint.geometry(ref)["inclination_deg"]
-            if joint.side in FACET_INCLINATION_DEG:
-                mean, sd = FACET_INCLINATION_DEG[joint.side]
-                incl = rng.uniform(mean - sd, mean + sd)
-            radius = rng.uniform(*FACET_RADIUS_MM)
-            row[f"incl_{joint.side}_deg"] = incl
-            row[f"radius_{joint.side}_mm"] = radius
-            facets.append(joint.modified(ref, inclination_deg=incl, radius_c6=radius,
-                                         radius_c5=radius))
-        k = rng.uniform(1.0 - s, 1.0 + s, size=6)
-        for j, name in enumerate(DOF_NAMES):
-            row[f"disc_{name}_factor"] = k[j]
-        disc = DiscStiffness(model.disc.k_positive * k, model.disc.k_negative * k,
-                             model.disc.damping)
-        ligs = []
-        for lig in model.ligaments:
-            f = rng.uniform(1.0 - s, 1.0 + s)
-            row[f"{lig.name}_factor"] = f
-            curve = TrilinearCurve(lig.curve.strain, lig.curve.force * f)
-            ligs.append(dataclasses.replace(lig, curve=curve))   # keeps its strips
-        models.append(model.replace(disc=disc, ligaments=tuple(ligs), facets=tuple(facets)))
-        rows.append(row)
-    return models, pd.DataFrame(rows)
+    P = space.sample(n, seed=seed)
+    return [space.apply(model, p) for p in P], space.sets_frame(P)
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,8 +218,8 @@ class UncertaintyResult:
 
 
 def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: int = 200,
-                      stiffness_spread: float, seed: int | None = 0,
-                      progress: bool | None = None) -> UncertaintyResult:
+                      space=None, stiffness_spread: float | None = None,
+                      seed: int | None = 0, progress: bool | None = None) -> UncertaintyResult:
     """Sample parameters, solve every case for every sample, return the spread.
 
     Parameters
@@ -228,10 +229,11 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     cases : mapping name -> Load, optional
         Default: the nine Moroney cases.
     n_samples : int
-    stiffness_spread : float
-        Required (no published spread): relative half-width of the disc and ligament stiffness
-        factors. :data:`ASSUMED_STIFFNESS_SPREAD` (0.20) is the documented default study,
-        an assumption.
+    space : ParameterSpace, path or None
+        The uncertain parameters (default: the packaged ``data/parameter_space.csv``).
+    stiffness_spread : float, optional
+        Replace the stiffness factors' range (an assumption in the file) by
+        ``[1 - s, 1 + s]``.
     seed : int or None
     progress : bool, optional
         A progress bar over the sampled equilibria (default: when stderr is a terminal).
@@ -243,36 +245,34 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
 
     Examples
     --------
-    >>> import segment
-    >>> from segment.uncertainty import ASSUMED_STIFFNESS_SPREAD, uncertainty_bands
-    >>> u = uncertainty_bands(n_samples=8, stiffness_spread=ASSUMED_STIFFNESS_SPREAD, seed=1)
+    >>> from segment.uncertainty import uncertainty_bands
+    >>> u = uncertainty_bands(n_samples=8, seed=1)
     >>> u.displacement.shape
     (8, 9, 6)
     """
     import segment
+    from segment.sets import solve_sets
 
-    s = _check_spread(stiffness_spread)
+    space = _space(space, stiffness_spread)
     if model is None:
         model = segment.c5c6()
     if cases is None:
         cases = dict(segment.LOAD_CASES)
     names = tuple(cases)
-    loads = [Load.zero(), *[cases[n] for n in names]]
-    models, samples = sample_models(model, n_samples, stiffness_spread=s, seed=seed)
-    log.info("uncertainty: %d samples x %d cases", len(models), len(names))
-    res = solve_many(models, loads, progress=progress)
-    nominal = solve_many(model, loads, progress=False)
-    q = res.q  # (M, 1 + n_cases, 6)
-    conv = res.converged[:, 1:] & res.converged[:, :1]
-    assumptions = (ASSUMPTION_NOTE.format(s),
-                   "facet inclination uniform within +-1 SD of the published mean "
-                   "(PMC2219934 Table 2)",
-                   f"facet radius uniform in {FACET_RADIUS_MM[0]}-{FACET_RADIUS_MM[1]} mm "
-                   "(computed from published areas)")
-    main = tuple(None if cases[n].main_dof is None else DOF_NAMES[cases[n].main_dof]
-                 for n in names)
+    n = int(n_samples)
+    if n < 1:
+        raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
+    P = space.sample(n, seed=seed)
+    log.info("uncertainty: %d samples x %d cases", n, len(names))
+    res = solve_sets(model, P, [cases[k] for k in names], space=space, progress=progress)
+    nominal = segment.solve_many(model, [Load.zero(), *[cases[k] for k in names]],
+                                 progress=False)
+    main = tuple(None if cases[k].main_dof is None else DOF_NAMES[cases[k].main_dof]
+                 for k in names)
+    s = ASSUMED_STIFFNESS_SPREAD if stiffness_spread is None else float(stiffness_spread)
     return UncertaintyResult(cases=names, main_coordinates=main,
                              nominal=nominal.q[1:] - nominal.q[0],
-                             displacement=q[:, 1:] - q[:, :1],
-                             displacement_from_reference=q[:, 1:].copy(), converged=conv,
-                             samples=samples, stiffness_spread=s, assumptions=assumptions)
+                             displacement=res.displacement,
+                             displacement_from_reference=res.q.copy(),
+                             converged=res.converged, samples=space.sets_frame(P),
+                             stiffness_spread=s, assumptions=assumptions(space))

@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from segment.anatomy import FACET_INCLINATION_DEG, FACET_RADIUS_MM
 from segment.equilibrium import solve
 from segment.kinematics import generalized_force
 from segment.loads import Load
@@ -250,55 +249,53 @@ def unloaded_ligaments(model: Segment) -> pd.DataFrame:
         for i, (a, b) in enumerate(zip(at_ref, at_rest, strict=True))])
 
 
-def sensitivity_variants(model: Segment) -> list[tuple[str, str, str, Segment]]:
-    """(parameter, setting, description, model) for each assumption the model had to make.
+def _has_target(model: Segment, targets) -> bool:
+    names = {x.name for x in model.ligaments}
+    sides = {f.side for f in model.facets}
+    return any(kind == "disc" or (kind == "ligament" and key in names)
+               or (kind == "facet" and key in sides) for kind, key in targets)
 
-    Facet inclination +-1 SD of the C6 superior facet (PMC2219934: left 43.2 +- 5.4 deg, right
-    42.3 +- 4.4 deg, each side by its own SD around the nominal 42.75); facet radius over the
-    equivalent-area range 4.9-5.6 mm (SOURCES.md §3); gap at rest 0 -> 0.5 mm; blending constant C
-    a decade each way; every ligament's l0 +-5 %.
+
+def sensitivity_variants(model: Segment, *, space=None) -> list[tuple[str, str, str, Segment]]:
+    """(parameter, setting, description, model) for each parameter of the parameter space.
+
+    One-at-a-time: each parameter of ``data/parameter_space.csv`` (or ``space``) at its lower
+    and its upper bound, the others at their nominal values. A bound equal to the nominal
+    value (e.g. the facet gap, nominal 0 = lower bound) gives no variant; parameters whose
+    element ``model`` lacks (a configuration without facets) are skipped.
     """
-    ref = model.reference
-    sd = {side: spread for side, (_, spread) in FACET_INCLINATION_DEG.items()}
+    from segment.space import load_space
+
+    space = load_space(space)
     out = []
-
-    def facets(kw_by_side):
-        return tuple(f.modified(ref, **kw_by_side(f)) for f in model.facets)
-
-    if model.facets:  # a model without facets has no facet assumptions to vary
-        incl = {f.side: f.geometry(ref)["inclination_deg"] for f in model.facets}
-        for setting, sign in (("low", -1), ("high", 1)):
-            out.append(("facet inclination", setting,
-                        f"nominal {sign:+d} SD (left {sd['left']}, right {sd['right']} deg)",
-                        model.replace(facets=facets(
-                            lambda f, s=sign: {"inclination_deg": incl[f.side]
-                                               + s * sd[f.side]}))))
-        for setting, radius in zip(("low", "high"), FACET_RADIUS_MM, strict=True):
-            out.append(("facet radius", setting, f"{radius} mm",
-                        model.replace(facets=facets(
-                            lambda f, r=radius: {"radius_c6": r, "radius_c5": r}))))
-        out.append(("facet gap at rest", "high", "0.5 mm",
-                    model.replace(facets=facets(lambda f: {"gap": 0.5}))))
-        for setting, factor in (("low", 0.1), ("high", 10.0)):
-            out.append(("blend constant C", setting, f"C = {model.facets[0].blend * factor:g}",
-                        model.replace(facets=facets(
-                            lambda f, k=factor: {"blend": f.blend * k}))))
-    for setting, factor in (("low", 0.95), ("high", 1.05)):
-        out.append(("ligament l0", setting, f"l0 x {factor}",
-                    model.replace(ligaments=tuple(x.with_rest_length(x.l0 * factor)
-                                                  for x in model.ligaments))))
+    for j, name in enumerate(space.names):
+        if not _has_target(model, space.targets[j]):
+            continue
+        unit = "" if space.units[j] in ("-", "") else f" {space.units[j]}"
+        for setting, value in (("low", space.lower[j]), ("high", space.upper[j])):
+            if value == space.nominal[j]:
+                continue
+            p = space.nominal.copy()
+            p[j] = value
+            out.append((name, setting, f"{value:g}{unit} (nominal {space.nominal[j]:g})",
+                        space.apply(model, p)))
     return out
 
 
 def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
-                      progress: Progress = _quiet) -> pd.DataFrame:
-    """Main displacement of each case under each variant, and its change from the baseline."""
+                      progress: Progress = _quiet, space=None) -> pd.DataFrame:
+    """Main displacement of each case under each variant of :func:`sensitivity_variants`,
+    and its change from the model at the space's nominal values."""
+    from segment.space import load_space
+
+    space = load_space(space)
+    nominal = space.apply(model, space.nominal)
     base = {}
     for name, load in cases.items():
-        r = solve(model, load)
+        r = solve(nominal, load)
         base[name] = main_value(load, _from_unloaded(r, "the nominal model"))[0]
     rows = []
-    variants = sensitivity_variants(model)
+    variants = sensitivity_variants(model, space=space)
     for k, (param, setting, desc, variant) in enumerate(variants, start=1):
         progress(f"sensitivity {k}/{len(variants)}: {param} {setting}")
         for name, load in cases.items():

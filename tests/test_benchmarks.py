@@ -18,6 +18,8 @@ SMOKE = {
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
+    "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
+                       "--sobol-n", "200", "--rounds", "1"],
 }
 
 
@@ -32,6 +34,11 @@ def test_benchmark_script_runs(script, tmp_path):
     if script == "bench_ramp.py":
         assert len(report["cases"]) == 9
         assert report["cases"]["FLX"]["sequence"][:2] == ["FL", "ISL"]
+    if script == "bench_study.py":
+        assert report["sets"]["converged_fraction"] == 1.0
+        assert report["loop_solve_many"]["max_abs_q_difference"] < 1e-8
+        assert report["sensitivities"]["finite_fraction"] == 1.0
+        assert report["sobol"]["failed"] == 0
     if script == "bench_dynamics.py":
         assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
                                         "AR"}

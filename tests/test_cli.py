@@ -478,3 +478,36 @@ def test_ramp_json_and_strips(capsys):
 ])
 def test_ramp_bad_arguments_one_line_exit_2(capsys, argv, mentions):
     assert_one_line_error(*run(capsys, *argv), *mentions)
+
+
+def test_sensitivity_sobol_writes_indices_and_heat_maps(tmp_path, capsys):
+    from segment.cli import main as cli_main
+
+    out = tmp_path / "sens"
+    code = cli_main(["sensitivity", "--n", "500", "--out", str(out), "--quiet",
+                     "--save-samples"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "LS main: dominated by disc_y" in text
+    for name in ("sobol_indices.csv", "sobol_ST.png", "sobol_S1.png", "samples.parquet"):
+        assert (out / name).stat().st_size > 0
+    import pandas as pd
+
+    df = pd.read_csv(out / "sobol_indices.csv")
+    assert {"output", "parameter", "S1", "S1_conf", "ST", "ST_conf"} <= set(df.columns)
+    assert len(df) == 21 * (9 + 9 + 3)
+
+
+def test_sensitivity_tornado_and_bad_space_file(tmp_path, capsys):
+    from segment.cli import main as cli_main
+    from segment.space import default_space_path
+
+    code = cli_main(["sensitivity", "--method", "tornado", "--out", str(tmp_path / "t")])
+    assert code == 0 and (tmp_path / "t" / "tornado.csv").exists()
+    bad = tmp_path / "space.csv"
+    bad.write_text(default_space_path().read_text().replace("disc:phi_z", "disc:phi_w"))
+    code = cli_main(["sensitivity", "--space", str(bad), "--out", str(tmp_path / "u")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("segment: error: space.csv, row 21, column 'element': unknown disc "
+                          "'phi_w'")

@@ -21,7 +21,8 @@ COMMITTED = ROOT / "validation" / "report"
 FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
-           "load_sharing", "sensitivity", "uncertainty", "failure_curves", "failure_3d")
+           "load_sharing", "sensitivity", "sensitivity_overview", "uncertainty",
+           "failure_curves", "failure_3d")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,522 @@
+"""The uncertain parameters of the model as data: ``data/parameter_space.csv``.
+
+One row per parameter: ``name``, the ``element`` and ``field`` it changes, ``unit``,
+``nominal``, ``lower``, ``upper``, the prior ``distribution`` (``uniform``, ``normal`` or
+``lognormal``) with ``dist_mu`` and ``dist_sigma`` (mean and SD of the parameter for
+``normal``, of its logarithm for ``lognormal``; empty for ``uniform``), and ``source``: the
+publication the range comes from, or the reasoning, with the word "assumed", when it is an
+assumption. Every prior is truncated to ``[lower, upper]``.
+
+Elements and fields (several elements separated by ``;`` share one parameter)::
+
+    disc:<x|y|z|phi_x|phi_y|phi_z>      stiffness_scale   factor on k of both signs (Table 2)
+    ligament:<name>                     l0_mm             rest length [mm] (Table 4)
+                                        stiffness_scale   factor on the force axis (Table 3)
+    facet:<left|right>                  gap_mm            gap at the reference pose [mm]
+                                        inclination_deg   C6 facet angle to the transverse plane
+                                        radius_mm         radius of both faces [mm]
+                                        blend_C           blending constant C
+
+This file is the one definition of the uncertain parameters: the one-at-a-time tornado study
+(:func:`segment.validation.sensitivity_variants`), the uncertainty bands
+(:func:`segment.uncertainty.uncertainty_bands`), the exact sensitivities
+(:mod:`segment.sensitivity`) and the Sobol study (:mod:`segment.sobol`) all read it.
+
+Two layers: :meth:`ParameterSpace.apply` builds one :class:`~segment.model.Segment` (readable,
+slow); :meth:`ParameterSpace.pack` writes M parameter sets straight into the packed arrays of
+:func:`segment.tangent.pack` (``glob (M, 27)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
+of the model's own packing, so ligament rows the packing adds (e.g. strips of one ligament)
+follow their ligament. ``pack`` is plain numpy and accepts complex parameter values, which gives
+the exact derivative of the packed arrays by the complex step (:meth:`pack_derivative`).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from segment.disc import DOF_NAMES
+from segment.io import FACET_SIDES, LIGAMENT_NAMES, data_dir
+from segment.tangent import (
+    F_BLEND,
+    F_C1,
+    F_C2,
+    F_N1,
+    F_N2,
+    F_R1,
+    F_R2,
+    G_K_NEG,
+    G_K_POS,
+    L_F,
+    L_L0,
+)
+
+__all__ = ["DISTRIBUTIONS", "FIELDS", "ParameterSpace", "default_space_path", "load_space"]
+
+FIELDS = {
+    "disc": ("stiffness_scale",),
+    "ligament": ("l0_mm", "stiffness_scale"),
+    "facet": ("gap_mm", "inclination_deg", "radius_mm", "blend_C"),
+}
+"""Fields each element kind accepts."""
+DISTRIBUTIONS = ("uniform", "normal", "lognormal")
+COLUMNS = ("name", "element", "field", "unit", "nominal", "lower", "upper", "distribution",
+           "dist_mu", "dist_sigma", "source")
+COMPLEX_STEP = 1e-30
+"""Imaginary step of :meth:`ParameterSpace.pack_derivative` (exact to rounding)."""
+_FACET_FIELD = {"gap_mm": "gap", "inclination_deg": "inclination_deg", "radius_mm": "radius",
+                "blend_C": "blend"}
+
+
+def default_space_path() -> Path:
+    """The packaged ``parameter_space.csv``."""
+    return data_dir() / "parameter_space.csv"
+
+
+def _keys(kind: str) -> tuple[str, ...]:
+    return {"disc": DOF_NAMES, "ligament": LIGAMENT_NAMES, "facet": FACET_SIDES}[kind]
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterSpace:
+    """The uncertain parameters: names, targets, bounds and priors (see the module doc).
+
+    Build it with :meth:`from_csv`. Arrays have shape (D,), one entry per parameter, in file
+    order; parameter sets are arrays (M, D) in the units of the ``unit`` column.
+    """
+
+    names: tuple[str, ...]
+    targets: tuple[tuple[tuple[str, str], ...], ...]
+    fields: tuple[str, ...]
+    units: tuple[str, ...]
+    nominal: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    distributions: tuple[str, ...]
+    mu: np.ndarray
+    sigma: np.ndarray
+    sources: tuple[str, ...]
+    path: str = "parameter_space.csv"
+
+    @property
+    def dim(self) -> int:
+        """Number of parameters D."""
+        return len(self.names)
+
+    # ------------------------------------------------------------------ reading
+    @classmethod
+    def from_csv(cls, path: str | Path | None = None) -> ParameterSpace:
+        """Read and check a parameter-space file (default: the packaged one).
+
+        Raises
+        ------
+        ValueError
+            One message naming the file, the row (1 = first data row), the column and the
+            value: missing column, empty or duplicate name, unknown element or field, a target
+            set twice, a non-number, lower > upper, nominal outside the bounds, an unknown
+            distribution or one without its parameters, an empty source.
+        """
+        path = default_space_path() if path is None else Path(path)
+        name = path.name
+        try:
+            with open(path, newline="", encoding="utf-8") as fh:
+                lines = [ln for ln in csv.reader(fh, skipinitialspace=True)
+                         if any(c.strip() for c in ln)]
+        except FileNotFoundError:
+            raise ValueError(f"{path}: parameter-space file not found") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
+        if not lines:
+            raise ValueError(f"{name}: empty file")
+        header = [h.strip() for h in lines[0]]
+        missing = [c for c in COLUMNS if c not in header]
+        if missing:
+            raise ValueError(f"{name}: missing column(s) {missing}; expected {list(COLUMNS)}")
+        rows = []
+        for i, cells in enumerate(lines[1:], start=1):
+            if len(cells) != len(header):
+                raise ValueError(f"{name}, row {i}: expected {len(header)} fields, got "
+                                 f"{len(cells)}")
+            rows.append((i, {h: c.strip() for h, c in zip(header, cells, strict=True)}))
+        if not rows:
+            raise ValueError(f"{name}: no parameters (no data rows)")
+
+        def err(i, col, msg):
+            return ValueError(f"{name}, row {i}, column {col!r}: {msg}")
+
+        def number(i, row, col):
+            raw = row[col]
+            try:
+                v = float(raw)
+            except ValueError:
+                raise err(i, col, f"expected a number, got {raw!r}") from None
+            if not math.isfinite(v):
+                raise err(i, col, f"expected a finite number, got {raw!r}")
+            return v
+
+        out = {k: [] for k in ("names", "targets", "fields", "units", "nominal", "lower",
+                               "upper", "distributions", "mu", "sigma", "sources")}
+        seen_targets: dict[tuple[str, str, str], int] = {}
+        for i, row in rows:
+            pname = row["name"]
+            if not pname:
+                raise err(i, "name", "empty")
+            if pname in out["names"]:
+                raise err(i, "name", f"duplicate parameter {pname!r} (already in row "
+                                     f"{out['names'].index(pname) + 1})")
+            targets = []
+            for part in row["element"].split(";"):
+                kind, _, key = part.strip().partition(":")
+                if kind not in FIELDS or not key:
+                    raise err(i, "element", f"unknown element {part.strip()!r}; expected "
+                                            "disc:<dof>, ligament:<name> or facet:<side>")
+                if key not in _keys(kind):
+                    raise err(i, "element", f"unknown {kind} {key!r}; expected one of "
+                                            f"{', '.join(_keys(kind))}")
+                targets.append((kind, key))
+            kinds = {k for k, _ in targets}
+            if len(kinds) != 1:
+                raise err(i, "element", f"one parameter changes one kind of element, got "
+                                        f"{row['element']!r}")
+            kind = targets[0][0]
+            field = row["field"]
+            if field not in FIELDS[kind]:
+                raise err(i, "field", f"unknown field {field!r} for a {kind}; expected one of "
+                                      f"{', '.join(FIELDS[kind])}")
+            for kind_, key in targets:
+                t = (kind_, key, field)
+                if t in seen_targets:
+                    raise err(i, "element", f"{kind_}:{key} {field} is already set by row "
+                                            f"{seen_targets[t]}")
+                seen_targets[t] = i
+            nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
+            if not lower < upper:
+                raise err(i, "lower", f"lower must be < upper, got lower {lower:g} and upper "
+                                      f"{upper:g}")
+            if not lower <= nominal <= upper:
+                raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
+                                        f"{upper:g}], got {nominal:g}")
+            if field in ("stiffness_scale", "l0_mm", "radius_mm") and not lower > 0:
+                raise err(i, "lower", f"{field} must stay > 0, got lower {lower:g}")
+            if field == "gap_mm" and lower < 0:
+                raise err(i, "lower", f"gap_mm must stay >= 0, got lower {lower:g}")
+            if field == "blend_C" and lower < 0:
+                raise err(i, "lower", f"blend_C must stay >= 0, got lower {lower:g}")
+            if field == "inclination_deg" and not (-90 < lower and upper < 90):
+                raise err(i, "lower", f"inclination_deg must stay within (-90, 90), got "
+                                      f"[{lower:g}, {upper:g}]")
+            dist = row["distribution"]
+            if dist not in DISTRIBUTIONS:
+                raise err(i, "distribution", f"unknown distribution {dist!r}; expected one of "
+                                             f"{', '.join(DISTRIBUTIONS)}")
+            mu = sigma = math.nan
+            if dist != "uniform":
+                for col in ("dist_mu", "dist_sigma"):
+                    if not row[col]:
+                        what = ("mean and SD of ln(value)" if dist == "lognormal"
+                                else "mean and SD")
+                        raise err(i, col, f"a {dist} prior needs dist_mu and dist_sigma "
+                                          f"({what}), got an empty cell")
+                mu, sigma = number(i, row, "dist_mu"), number(i, row, "dist_sigma")
+                if not sigma > 0:
+                    raise err(i, "dist_sigma", f"must be > 0, got {sigma:g}")
+                if dist == "lognormal" and not lower > 0:
+                    raise err(i, "lower", f"a lognormal prior needs lower > 0, got {lower:g}")
+            else:
+                for col in ("dist_mu", "dist_sigma"):
+                    if row[col]:
+                        raise err(i, col, f"a uniform prior takes no parameters (its bounds "
+                                          f"are lower and upper), got {row[col]!r}")
+            if not row["source"]:
+                raise err(i, "source", "empty; every row must say where its range comes from")
+            out["names"].append(pname)
+            out["targets"].append(tuple(targets))
+            out["fields"].append(field)
+            out["units"].append(row["unit"])
+            out["nominal"].append(nominal)
+            out["lower"].append(lower)
+            out["upper"].append(upper)
+            out["distributions"].append(dist)
+            out["mu"].append(mu)
+            out["sigma"].append(sigma)
+            out["sources"].append(row["source"])
+        arrays = {}
+        for k in ("nominal", "lower", "upper", "mu", "sigma"):
+            a = np.array(out[k], dtype=float)
+            a.setflags(write=False)
+            arrays[k] = a
+        return cls(names=tuple(out["names"]), targets=tuple(out["targets"]),
+                   fields=tuple(out["fields"]), units=tuple(out["units"]),
+                   distributions=tuple(out["distributions"]), sources=tuple(out["sources"]),
+                   path=str(path), **arrays)
+
+    def table(self):
+        """The space as a DataFrame (one row per parameter)."""
+        import pandas as pd
+
+        return pd.DataFrame({
+            "name": self.names,
+            "element": [";".join(f"{k}:{x}" for k, x in t) for t in self.targets],
+            "field": self.fields, "unit": self.units, "nominal": self.nominal,
+            "lower": self.lower, "upper": self.upper, "distribution": self.distributions,
+            "dist_mu": self.mu, "dist_sigma": self.sigma, "source": self.sources})
+
+    def subset(self, names) -> ParameterSpace:
+        """A space with only the named parameters (in the given order)."""
+        names = list(names)
+        unknown = [n for n in names if n not in self.names]
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; {Path(self.path).name} has "
+                             f"{list(self.names)}")
+        idx = [self.names.index(n) for n in names]
+        return ParameterSpace(
+            names=tuple(names), targets=tuple(self.targets[i] for i in idx),
+            fields=tuple(self.fields[i] for i in idx), units=tuple(self.units[i] for i in idx),
+            nominal=self.nominal[idx], lower=self.lower[idx], upper=self.upper[idx],
+            distributions=tuple(self.distributions[i] for i in idx), mu=self.mu[idx],
+            sigma=self.sigma[idx], sources=tuple(self.sources[i] for i in idx), path=self.path)
+
+    # ------------------------------------------------------------------ priors
+    def ppf(self, u) -> np.ndarray:
+        """Map points of the unit cube (M, D) to parameter sets (M, D) through each truncated
+        prior's inverse CDF (uniform: ``lower + u (upper - lower)``)."""
+        from scipy import stats
+
+        u = np.array(u, dtype=float)
+        if u.ndim != 2 or u.shape[1] != self.dim:
+            raise ValueError(f"unit-cube points must have shape (M, {self.dim}), got {u.shape}")
+        if not np.all((u >= 0) & (u <= 1)):
+            raise ValueError("unit-cube points must lie in [0, 1]")
+        out = np.empty_like(u)
+        for j, dist in enumerate(self.distributions):
+            lo, hi = self.lower[j], self.upper[j]
+            if dist == "uniform":
+                out[:, j] = lo + u[:, j] * (hi - lo)
+                continue
+            if dist == "normal":
+                a, b = (lo - self.mu[j]) / self.sigma[j], (hi - self.mu[j]) / self.sigma[j]
+                z = stats.truncnorm.ppf(u[:, j], a, b)
+                out[:, j] = self.mu[j] + self.sigma[j] * z
+            else:
+                a = (math.log(lo) - self.mu[j]) / self.sigma[j]
+                b = (math.log(hi) - self.mu[j]) / self.sigma[j]
+                z = stats.truncnorm.ppf(u[:, j], a, b)
+                out[:, j] = np.exp(self.mu[j] + self.sigma[j] * z)
+            np.clip(out[:, j], lo, hi, out=out[:, j])
+        return out
+
+    def sample(self, n: int, *, seed: int | None = 0) -> np.ndarray:
+        """``n`` independent draws (n, D) from the truncated priors."""
+        n = int(n)
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        return self.ppf(np.random.default_rng(seed).random((n, self.dim)))
+
+    def check(self, P) -> np.ndarray:
+        """``P`` as a float array (M, D); ValueError naming the first bad entry."""
+        P = np.array(P, dtype=float)
+        if P.ndim == 1:
+            P = P[None, :]
+        if P.ndim != 2 or P.shape[1] != self.dim:
+            raise ValueError(f"parameter sets must have shape (M, {self.dim}) (the parameters "
+                             f"of {Path(self.path).name}), got {P.shape}")
+        bad = ~np.isfinite(P)
+        if bad.any():
+            m, j = np.argwhere(bad)[0]
+            raise ValueError(f"parameter set {m}, {self.names[j]!r}: expected a finite number, "
+                             f"got {P[m, j]}")
+        for j, field in enumerate(self.fields):
+            lim = 0.0 if field in ("gap_mm", "blend_C") else None
+            if field in ("stiffness_scale", "l0_mm", "radius_mm"):
+                low = P[:, j] <= 0
+                if low.any():
+                    m = int(np.argmax(low))
+                    raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} must be > "
+                                     f"0, got {P[m, j]:g}")
+            if lim is not None and (P[:, j] < lim).any():
+                m = int(np.argmax(P[:, j] < lim))
+                raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} must be >= 0, "
+                                 f"got {P[m, j]:g}")
+        return P
+
+    # ------------------------------------------------------------------ one model
+    def apply(self, model, p):
+        """The :class:`~segment.model.Segment` of parameter set ``p`` (D,) (readable, slow:
+        use :meth:`pack` for many sets)."""
+        from segment.disc import DiscStiffness
+        from segment.ligament import Ligament, TrilinearCurve
+
+        p = self.check(p)[0]
+        ref = model.reference
+        k_pos = model.disc.k_positive.copy()
+        k_neg = model.disc.k_negative.copy()
+        ligs = {x.name: x for x in model.ligaments}
+        facets = {f.side: f.geometry(ref) for f in model.facets}
+        for j, (targets, field) in enumerate(zip(self.targets, self.fields, strict=True)):
+            for kind, key in targets:
+                if kind == "disc":
+                    d = DOF_NAMES.index(key)
+                    k_pos[d] *= p[j]
+                    k_neg[d] *= p[j]
+                elif kind == "ligament":
+                    if key not in ligs:
+                        continue   # the model has no such ligament (e.g. posterior removed)
+                    x = ligs[key]
+                    if field == "l0_mm":
+                        ligs[key] = x.with_rest_length(p[j])
+                    else:
+                        curve = TrilinearCurve(x.curve.strain, x.curve.force * p[j])
+                        ligs[key] = Ligament(x.name, x.insertion_c5, x.insertion_c6, x.l0,
+                                             curve, x.damping)
+                elif key in facets:
+                    if field == "radius_mm":
+                        facets[key]["radius_c6"] = facets[key]["radius_c5"] = p[j]
+                    else:
+                        facets[key][_FACET_FIELD[field]] = p[j]
+        disc = DiscStiffness(k_pos, k_neg, model.disc.damping)
+        return model.replace(
+            disc=disc, ligaments=tuple(ligs[x.name] for x in model.ligaments),
+            facets=tuple(f.modified(ref, **facets[f.side]) for f in model.facets))
+
+    # ------------------------------------------------------------------ packed sets
+    def pack(self, model, P):
+        """M parameter sets written into the model's packed arrays.
+
+        Parameters
+        ----------
+        model : Segment
+        P : array_like, shape (M, D)
+            Parameter sets; complex values are allowed (complex step).
+
+        Returns
+        -------
+        glob (M, 27), lig (M, n, 13), fac (M, m, 15) : ndarray
+            The layout of :func:`segment.tangent.pack`, one slice per set; float unless
+            ``P`` is complex. Row ``k`` equals ``pack(self.apply(model, P[k])._params)`` to
+            rounding (``tests/test_space.py``).
+        """
+        P = np.asarray(P)
+        if np.iscomplexobj(P):
+            if P.ndim != 2 or P.shape[1] != self.dim:
+                raise ValueError(f"parameter sets must have shape (M, {self.dim}), got "
+                                 f"{P.shape}")
+            dtype = complex
+        else:
+            P = self.check(P)
+            dtype = float
+        m_sets = P.shape[0]
+        glob0, lig0, fac0 = model._packed
+        glob = np.repeat(glob0[None].astype(dtype), m_sets, axis=0)
+        lig = np.repeat(lig0[None].astype(dtype), m_sets, axis=0)
+        fac = np.repeat(fac0[None].astype(dtype), m_sets, axis=0)
+        rows = _ligament_rows(model)
+        l0_model = {x.name: x.l0 for x in model.ligaments}
+        ref = model.reference
+        geo = {f.side: {k: np.full(m_sets, v, dtype=dtype) if np.ndim(v) == 0 else v
+                        for k, v in f.geometry(ref).items()} for f in model.facets}
+        touched = set()
+        for j, (targets, field) in enumerate(zip(self.targets, self.fields, strict=True)):
+            pj = P[:, j]
+            for kind, key in targets:
+                if kind == "disc":
+                    d = DOF_NAMES.index(key)
+                    glob[:, G_K_POS + d] *= pj
+                    glob[:, G_K_NEG + d] *= pj
+                elif kind == "ligament":
+                    r = rows.get(key)
+                    if r is None:
+                        continue
+                    if field == "l0_mm":
+                        lig[:, r, L_L0] *= (pj / l0_model[key])[:, None]
+                    else:
+                        lig[:, r, L_F:L_F + 3] *= pj[:, None, None]
+                elif key in geo:
+                    touched.add(key)
+                    if field == "radius_mm":
+                        geo[key]["radius_c6"] = geo[key]["radius_c5"] = pj.astype(dtype)
+                    else:
+                        geo[key][_FACET_FIELD[field]] = pj.astype(dtype)
+        R0, s0 = ref.R0, ref.s0
+        for i, f in enumerate(model.facets):
+            if f.side not in touched:
+                continue
+            g = geo[f.side]
+            # FacetJoint.at_reference, vectorised (and complex-safe)
+            a = g["inclination_deg"] * (np.pi / 180.0)     # np.radians, complex-safe
+            n2 = np.stack([-np.sin(a), np.zeros_like(a), np.cos(a)], axis=1)
+            c2 = np.broadcast_to(np.asarray(g["center_c6"], dtype=float), n2.shape)
+            c1_c6 = c2 + g["gap"][:, None] * n2
+            fac[:, i, F_C1:F_C1 + 3] = (c1_c6 - s0) @ R0      # R0^T (c1 - s0), row-wise
+            fac[:, i, F_N1:F_N1 + 3] = -n2 @ R0
+            fac[:, i, F_R1] = g["radius_c5"]
+            fac[:, i, F_C2:F_C2 + 3] = c2
+            fac[:, i, F_N2:F_N2 + 3] = n2
+            fac[:, i, F_R2] = g["radius_c6"]
+            fac[:, i, F_BLEND] = g["blend"]
+        return glob, lig, fac
+
+    def pack_derivative(self, model, P):
+        """Exact derivatives of :meth:`pack` by each parameter (complex step, step 1e-30).
+
+        Returns
+        -------
+        dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
+        """
+        P = self.check(P)
+        m_sets, d = P.shape
+        Pc = np.repeat(P[:, None, :].astype(complex), d, axis=1)    # (M, D, D)
+        Pc[:, np.arange(d), np.arange(d)] += 1j * COMPLEX_STEP
+        g, li, fa = self.pack(model, Pc.reshape(m_sets * d, d))
+        return tuple(np.ascontiguousarray(x.imag.reshape(m_sets, d, *x.shape[1:])
+                                          / COMPLEX_STEP) for x in (g, li, fa))
+
+    def sets_frame(self, P):
+        """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""
+        import pandas as pd
+
+        return pd.DataFrame(np.asarray(P, dtype=float), columns=list(self.names))
+
+
+_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _ligament_rows(model) -> dict[str, np.ndarray]:
+    """Rows of the packed ``lig`` array that belong to each ligament of ``model``.
+
+    Found by probing, not assumed: each ligament's rest length is changed in turn and the
+    rows whose ``l0`` column changes are its rows. So a packing that expands a ligament into
+    several rows (strips) maps every strip to its ligament without this module knowing how.
+    """
+    try:
+        return _ROWS[model]
+    except KeyError:
+        pass
+    base = model._packed[1][:, L_L0]
+    out = {}
+    for k, x in enumerate(model.ligaments):
+        ligs = list(model.ligaments)
+        ligs[k] = x.with_rest_length(x.l0 * 1.5)
+        probe = model.replace(ligaments=tuple(ligs))._packed[1][:, L_L0]
+        out[x.name] = np.flatnonzero(probe != base)
+    _ROWS[model] = out
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _default_space(path: str) -> ParameterSpace:
+    return ParameterSpace.from_csv(path)
+
+
+def load_space(space=None) -> ParameterSpace:
+    """``space`` as a :class:`ParameterSpace`: None (the packaged file), a path, or a space."""
+    if isinstance(space, ParameterSpace):
+        return space
+    if space is None:
+        return _default_space(str(default_space_path()))
+    return ParameterSpace.from_csv(space)

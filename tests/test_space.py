@@ -1,0 +1,151 @@
+"""The parameter-space file: every bad-input path is one clear error; packing equals the
+readable model; the priors respect their bounds."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import segment
+from segment.space import ParameterSpace, default_space_path, load_space
+from segment.tangent import pack
+
+PACK_ATOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def space():
+    return load_space()
+
+
+def _rows():
+    with open(default_space_path(), newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _write(tmp_path, rows, header=None):
+    path = tmp_path / "space.csv"
+    header = header or list(rows[0])
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=header, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_packaged_space_reads_and_names_every_assumption(space):
+    assert space.dim == 21
+    for src in space.sources:
+        assert src
+        assert "FACTS" not in src and "/work" not in src
+    # every parameter without a published range says "assumed"
+    for name in ("facet_gap", "facet_blend_C", "stiffness_ALL", "disc_phi_y"):
+        assert "assumed" in space.sources[space.names.index(name)]
+    assert np.all(space.lower <= space.nominal) and np.all(space.nominal <= space.upper)
+
+
+@pytest.mark.parametrize("row, column, value, message", [
+    (0, "lower", "0.6", "lower must be < upper"),
+    (1, "nominal", "60", "must lie within"),
+    (2, "element", "facet:middle", "unknown facet 'middle'"),
+    (3, "element", "vertebra:C5", "unknown element"),
+    (4, "field", "thickness_mm", "unknown field 'thickness_mm'"),
+    (1, "dist_sigma", "", "needs dist_mu and dist_sigma"),
+    (0, "distribution", "beta", "unknown distribution 'beta'"),
+    (5, "lower", "abc", "expected a number"),
+    (6, "name", "l0_ALL", "duplicate parameter 'l0_ALL'"),
+    (6, "element", "ligament:ALL", "ligament:ALL l0_mm is already set by row 6"),
+    (7, "source", "", "empty"),
+    (0, "dist_mu", "3", "a uniform prior takes no parameters"),
+    (9, "element", "ligament:CL-left;disc:x", "one kind of element"),
+])
+def test_bad_rows_are_one_clear_error(tmp_path, row, column, value, message):
+    rows = _rows()
+    rows[row][column] = value
+    path = _write(tmp_path, rows)
+    with pytest.raises(ValueError) as exc:
+        ParameterSpace.from_csv(path)
+    text = str(exc.value)
+    assert text.startswith(f"space.csv, row {row + 1}, column {column!r}")
+    assert message in text
+
+
+def test_missing_column_and_missing_file(tmp_path):
+    rows = _rows()
+    header = [h for h in rows[0] if h != "dist_sigma"]
+    with pytest.raises(ValueError, match=r"space.csv: missing column\(s\) \['dist_sigma'\]"):
+        ParameterSpace.from_csv(_write(tmp_path, rows, header))
+    with pytest.raises(ValueError, match="not found"):
+        ParameterSpace.from_csv(tmp_path / "nope.csv")
+
+
+def test_nominal_set_packs_to_the_model(model, space):
+    for a, b in zip(space.pack(model, space.nominal[None]), model._packed, strict=True):
+        np.testing.assert_array_equal(a[0], b)
+
+
+def test_pack_equals_the_readable_model(model, space):
+    P = space.sample(6, seed=3)
+    packed = space.pack(model, P)
+    for k in range(P.shape[0]):
+        ref = pack(space.apply(model, P[k])._params)
+        for a, b in zip(packed, ref, strict=True):
+            np.testing.assert_allclose(a[k], b, rtol=0, atol=PACK_ATOL)
+
+
+def test_pack_follows_ligaments_to_their_rows(space):
+    """A model without some ligaments (posterior removed): their parameters do nothing."""
+    m = segment.c5c6(ligaments=("ALL", "PLL"), facets=False)
+    P = space.sample(3, seed=4)
+    packed = space.pack(m, P)
+    for k in range(3):
+        ref = pack(space.apply(m, P[k])._params)
+        for a, b in zip(packed, ref, strict=True):
+            np.testing.assert_allclose(a[k], b, rtol=0, atol=PACK_ATOL)
+
+
+def test_pack_derivative_matches_central_differences(model, space):
+    P = space.sample(2, seed=5)
+    exact = space.pack_derivative(model, P)
+    for j in range(space.dim):
+        h = 1e-6 * (space.upper[j] - space.lower[j])
+        Pp, Pm = P.copy(), P.copy()
+        Pp[:, j] += h
+        Pm[:, j] -= h
+        for a, b, d in zip(space.pack(model, Pp), space.pack(model, Pm), exact, strict=True):
+            fd = (a - b) / (2 * h)
+            np.testing.assert_allclose(d[:, j], fd, rtol=1e-6, atol=1e-6 * np.abs(a).max())
+
+
+def test_priors_stay_in_bounds_and_follow_their_shape(space):
+    P = space.sample(20000, seed=0)
+    assert np.all(P >= space.lower) and np.all(P <= space.upper)
+    j = space.names.index("facet_inclination_left")   # normal(43.2, 5.4) truncated at +-2 SD
+    assert abs(np.median(P[:, j]) - 43.2) < 0.2
+    j = space.names.index("facet_blend_C")             # lognormal, median 16.7
+    assert abs(np.median(P[:, j]) - 16.7) < 0.5
+    j = space.names.index("l0_ALL")                    # uniform 17.5 .. 18.5
+    assert abs(P[:, j].mean() - 18.0) < 0.02
+
+
+def test_bad_parameter_sets_are_named(space):
+    P = space.nominal.copy()
+    with pytest.raises(ValueError, match=r"shape \(M, 21\)"):
+        space.check(P[:5])
+    P[space.names.index("l0_FL")] = -1.0
+    with pytest.raises(ValueError, match="parameter set 0, 'l0_FL': l0_mm must be > 0"):
+        space.check(P)
+    P = space.nominal.copy()
+    P[0] = np.nan
+    with pytest.raises(ValueError, match="'facet_gap': expected a finite number"):
+        space.check(P)
+
+
+def test_subset_keeps_the_named_parameters(space, model):
+    sub = space.subset(["disc_phi_y", "l0_FL"])
+    assert sub.names == ("disc_phi_y", "l0_FL")
+    with pytest.raises(ValueError, match="unknown parameter"):
+        space.subset(["nope"])
+    m = sub.apply(model, [1.1, 15.2])
+    assert m.disc.k_positive[4] == pytest.approx(1.1 * model.disc.k_positive[4])
+    assert [x.l0 for x in m.ligaments if x.name == "FL"] == [15.2]
