@@ -71,6 +71,7 @@ __all__ = [
     "load_targets",
     "reach",
     "sample_posterior",
+    "sd_sensitivity",
     "shipped_calibrated_dir",
     "write_calibrated",
 ]
@@ -736,6 +737,32 @@ def reach(model=None, targets=None, *, space=None, which=None, start=None,
     return _misfits(fwd, space, targets, p, y[0], index, z=z)
 
 
+def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2.0),
+                   n_threads: int | None = 1) -> pd.DataFrame:
+    """The MAP and its Laplace SD per parameter, and the calibrated predictions, with every
+    target SD multiplied by each of ``factors`` (the assumed SDs made visible: half and
+    double by default). Long table: factor, kind (``parameter`` or ``target``), name, value,
+    sd, verdict (parameters) or z (targets), and the run's status message."""
+    import segment
+
+    model = segment.c5c6() if model is None else model
+    targets = load_targets(targets)
+    rows = []
+    for f in factors:
+        r = calibrate(model, targets.with_sd_scaled(f), space=space, misfit_check=False,
+                      n_threads=n_threads)
+        for j, name in enumerate(r.names):
+            rows.append({"sd_factor": f, "kind": "parameter", "name": name, "value": r.x[j],
+                         "sd": r.posterior_sd[j], "verdict": r.verdicts[j], "z": np.nan,
+                         "status": r.message})
+        for i, label in enumerate(r.targets.labels):
+            rows.append({"sd_factor": f, "kind": "target", "name": label,
+                         "value": r.prediction[i], "sd": r.prediction_sd[i], "verdict": "",
+                         "z": (r.prediction[i] - targets.values[i]) / r.targets.sd[i],
+                         "status": r.message})
+    return pd.DataFrame(rows)
+
+
 # ---------------------------------------------------------------------------- MCMC
 @dataclass(frozen=True, eq=False)
 class PosteriorSamples:
@@ -803,7 +830,7 @@ def split_rhat(chain) -> np.ndarray:
 
 def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walkers: int = 64,
                      n_steps: int = 1000, discard: int | None = None, seed: int | None = 0,
-                     progress: bool = False, n_threads: int | None = None,
+                     progress: bool = False, n_threads: int | None = 1,
                      client=None) -> PosteriorSamples:
     """Posterior samples of (1) by emcee's affine-invariant ensemble sampler.
 
@@ -813,9 +840,13 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     Parameters
     ----------
     start : CalibrationResult or array (D,), optional
-        Walkers start in a small ball (1 % of the ranges) around it (default: the nominal set).
+        A CalibrationResult: walkers start as draws from its Laplace posterior, clipped into
+        the ranges (short burn-in). An array (or None: the nominal set): a small ball (1 % of
+        the ranges) around it.
     n_walkers, n_steps : int
         Draws = n_walkers x n_steps.
+    n_threads : int or None
+        Threads of the parameter-set kernel (default 1; see :func:`calibrate`).
     discard : int, optional
         Burn-in steps (default: a third).
     client : dask.distributed.Client, optional
@@ -849,8 +880,19 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     center = (start.x if isinstance(start, CalibrationResult) else
               _bounded_x0(space, start))
 
-    def log_prob(P):
-        lp = log_prior(space, P)
+    lo, width = space.lower, space.upper - space.lower
+
+    def to_p(Z):
+        return lo + width / (1.0 + np.exp(-Z))
+
+    def log_prob(Z):
+        # walkers live in z = logit((p - lower) / width), unbounded: no proposal leaves the
+        # ranges (a stretch move in the box rejected ~95 % near its faces); the density
+        # carries the Jacobian |dp/dz| = width s (1 - s)
+        s = 1.0 / (1.0 + np.exp(-Z))
+        P = lo + width * s
+        with np.errstate(divide="ignore"):
+            lp = log_prior(space, P) + np.sum(np.log(s * (1.0 - s)), axis=1)
         good = np.isfinite(lp)
         if good.any():
             y, ok, _ = fwd(P[good])
@@ -860,17 +902,22 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
         return lp
 
     rng = np.random.default_rng(seed)
-    width = space.upper - space.lower
-    p0 = center + 0.01 * width * rng.standard_normal((n_walkers, space.dim))
-    p0 = np.clip(p0, space.lower + 1e-9 * width, space.upper - 1e-9 * width)
+    if isinstance(start, CalibrationResult) and np.all(np.isfinite(start.covariance)):
+        p0 = rng.multivariate_normal(center, start.covariance, size=n_walkers,
+                                     check_valid="ignore")
+    else:
+        p0 = center + 0.01 * width * rng.standard_normal((n_walkers, space.dim))
+    u0 = np.clip((p0 - lo) / width, 1e-3, 1 - 1e-3)
+    z0 = np.log(u0 / (1.0 - u0))
     sampler = emcee.EnsembleSampler(n_walkers, space.dim, log_prob, vectorize=True)
     if seed is not None:
         sampler.random_state = np.random.RandomState(int(seed)).get_state()
     t0 = time.perf_counter()
-    sampler.run_mcmc(p0, n_steps, progress=progress)
+    sampler.run_mcmc(z0, n_steps, progress=progress)
     elapsed = time.perf_counter() - t0
-    chain = sampler.get_chain()
-    tau = np.asarray(sampler.get_autocorr_time(discard=discard, tol=0, quiet=True))
+    chain = to_p(sampler.get_chain())
+    with np.errstate(invalid="ignore", divide="ignore"):   # a walker that never moved
+        tau = np.asarray(sampler.get_autocorr_time(discard=discard, tol=0, quiet=True))
     kept = n_steps - discard
     log.info("sample_posterior: %d draws in %.1f s", n_walkers * n_steps, elapsed)
     return PosteriorSamples(
