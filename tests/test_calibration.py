@@ -183,7 +183,7 @@ def test_synthetic_recovery_truth_inside_95_percent_interval(synthetic):
 
 
 def test_caller_arrays_unchanged(model, synthetic):
-    sub, truth, synth, _ = synthetic
+    sub, _, synth, _ = synthetic
     x0 = sub.nominal.copy()
     before = x0.copy()
     calibrate(model, synth, space=sub, x0=x0, misfit_check=False)
