@@ -363,3 +363,26 @@ def test_log_prior_is_minus_infinity_outside_the_ranges(space):
     p = space.nominal.copy()
     lp = cal.log_prior(space, np.array([p, np.where(np.arange(space.dim) == 0, -1.0, p)]))
     assert math.isfinite(lp[0]) and lp[1] == -math.inf
+
+
+# ---------------------------------------------------------------------------- prediction
+def test_cross_validation_holds_out_each_case(model, synthetic):
+    """On noise-free synthetic targets every held-out target is predicted within its
+    predictive SD where the other cases determine the parameters it depends on."""
+    sub, _, synth, _ = synthetic
+    cv = cal.cross_validate(model, synth, space=sub)
+    assert sorted(set(cv.case)) == sorted(set(synth.cases))
+    assert len(cv) == len(synth)
+    assert (cv.status == "converged").all()
+    assert np.all(np.isfinite(cv.z))
+    assert np.all(np.abs(cv.z) < 3.0)
+
+
+def test_predictive_bands_nine_cases_six_components(model, synthetic):
+    sub, truth, _, r = synthetic
+    b = cal.predictive_bands(model, r, space=sub, n=64)
+    assert len(b) == 9 * 6
+    assert (b["q2.5"] <= b["median"]).all() and (b["median"] <= b["q97.5"]).all()
+    assert (b.converged_fraction == 1.0).all()
+    with pytest.raises(ValueError, match="unknown configuration"):
+        cal.predictive_bands(model, r, space=sub, n=8, configuration="cadaver")
