@@ -1,5 +1,5 @@
 """Command line: ``segment cases | solve | ramp | validate | render | explore | simulate |
-sensitivity``.
+sensitivity | calibrate``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -195,7 +195,80 @@ def build_parser() -> argparse.ArgumentParser:
                         "LocalCluster on this machine (default: in-process, all cores)")
     p.add_argument("--save-samples", action="store_true",
                    help="Sobol: also write every solved parameter set to samples.parquet")
+    p = _command(sub, "calibrate", help="Bayesian calibration against observed responses: "
+                                        "MAP, Laplace posterior, identifiability, misfit; "
+                                        "writes a calibrated data folder")
+    p.add_argument("--targets", metavar="FILE", default=None,
+                   help="targets CSV (default: calibration_targets.csv of --data, else the "
+                        "packaged one)")
+    p.add_argument("--space", metavar="FILE", default=None,
+                   help="parameter-space CSV (default: parameter_space.csv of --data, else "
+                        "the packaged one)")
+    p.add_argument("--out", metavar="DIR", default="calibrated",
+                   help="output data folder (default: calibrated)")
+    p.add_argument("--samples", type=int, default=0, metavar="N",
+                   help="also draw about N posterior samples by MCMC (emcee, segment[study]) "
+                        "and write posterior_diagnostics.csv (default 0: none)")
     return parser
+
+
+def _data_file(args, given, name, default):
+    if given is not None:
+        return Path(given)
+    if args.data is not None and (Path(args.data) / name).exists():
+        return Path(args.data) / name
+    return default
+
+
+def _cmd_calibrate(args, argv) -> int:
+    import segment
+    from segment.calibration import (
+        calibrate,
+        default_targets_path,
+        load_targets,
+        sample_posterior,
+        write_calibrated,
+    )
+    from segment.space import default_space_path, load_space
+
+    out = Path(args.out)
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    if args.samples < 0:
+        raise UsageError(f"--samples must be >= 0, got {args.samples}")
+    space = load_space(_data_file(args, args.space, "parameter_space.csv",
+                                  default_space_path()))
+    targets = load_targets(_data_file(args, args.targets, "calibration_targets.csv",
+                                      default_targets_path()))
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    result = calibrate(model, targets, space=space)
+    print(result.summary())
+    if not result.success:
+        print(f"segment: calibration failed: {result.message}; nothing written",
+              file=sys.stderr)
+        return 1
+    command = "segment " + " ".join(argv)
+    written = write_calibrated(result, out, source_dir=args.data, command=command)
+    if args.samples:
+        n_walkers = max(2 * space.dim, 64)
+        n_walkers += n_walkers % 2
+        post = sample_posterior(model, targets, space=space, start=result, n_walkers=n_walkers,
+                                n_steps=max(4, -(-args.samples // n_walkers)),
+                                progress=not args.quiet)
+        post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
+                                  float_format="%.6g")
+        written.append(out / "posterior_diagnostics.csv")
+        verdict = ("reliable" if post.autocorr_reliable
+                   else "chain too short for a reliable estimate")
+        print(f"posterior: {post.n_samples} draws in {post.elapsed:.1f} s, acceptance "
+              f"{post.acceptance.mean():.2f}, max autocorrelation time "
+              f"{post.autocorr.max():.0f} steps ({verdict}), max split-R-hat "
+              f"{post.rhat.max():.3f}")
+    if result.misfit:
+        print("structural misfit: some targets are out of reach within the parameter ranges "
+              "(see calibration_misfits.csv)")
+    print(f"wrote {len(written)} files to {out}")
+    return 0
 
 
 def _cmd_sensitivity(args) -> int:
@@ -552,10 +625,10 @@ def main(argv=None) -> int:
     _progress.ENABLED = False if args.quiet else None
     with warnings.catch_warnings():
         warnings.showwarning = _warn_one_line
-        return _run(args)
+        return _run(args, argv)
 
 
-def _run(args) -> int:
+def _run(args, argv) -> int:
     try:
         if args.command == "cases":
             return _cmd_cases(args)
@@ -571,6 +644,8 @@ def _run(args) -> int:
             return _cmd_ramp(args)
         if args.command == "sensitivity":
             return _cmd_sensitivity(args)
+        if args.command == "calibrate":
+            return _cmd_calibrate(args, argv)
         return _cmd_solve(args)
     except ImportError as exc:  # a missing extra: one line naming it
         from segment._extras import MissingExtraError
