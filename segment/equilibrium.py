@@ -465,10 +465,14 @@ class EquilibriumResult:
         """
         st = self.state
         flags = [f"facet {f.side} dislocated" for f in st.facets if f.dislocated]
-        for lig, s in zip(self.model.ligaments, st.ligaments, strict=True):
-            if s.beyond_max:
+        # one state per strip (segment.ligament strips); a strip shares its ligament's eps_max
+        eps_max = {lig.name: float(lig.curve.strain[2]) for lig in self.model.ligaments}
+        for s in st.ligaments:
+            if s.ruptured:     # broken on a ramp (segment.ramp): carries nothing
+                flags.append(f"ligament {s.name} ruptured")
+            elif s.beyond_max:
                 flags.append(f"ligament {s.name} beyond eps_max (strain {s.strain:.2f} > "
-                             f"{lig.curve.strain[2]:.2f})")
+                             f"{eps_max[s.ligament or s.name]:.2f})")
         return tuple(flags)
 
     @property
