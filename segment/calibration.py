@@ -41,7 +41,7 @@ Solution
   found by Newton on the real model (no range); the report names the parameter that would have
   to leave its range by the smallest fraction of its range. A parameter is never moved outside
   its range by the calibration itself.
-* **Posterior samples**: :func:`sample_posterior` runs emcee (``segment[study]``) on (1) with
+* **Posterior samples**: :func:`sample_posterior` runs emcee (``c5c6-segment[study]``) on (1) with
   the parameter-set kernel (:func:`segment.sets.solve_sets`), reporting acceptance,
   autocorrelation time and split-R-hat.
 """
@@ -947,7 +947,7 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     discard : int, optional
         Burn-in steps (default: a third).
     client : dask.distributed.Client, optional
-        Evaluate on a Dask cluster (``segment[study]``).
+        Evaluate on a Dask cluster (``c5c6-segment[study]``).
 
     Returns
     -------
@@ -959,7 +959,7 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
         import emcee
     except ImportError:
         raise ImportError('emcee is needed for posterior samples; install the study extra: '
-                          'pip install "segment[study]"') from None
+                          'pip install "c5c6-segment[study]"') from None
     import segment
 
     model = segment.c5c6() if model is None else model

@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default="calibrated",
                    help="output data folder (default: calibrated)")
     p.add_argument("--samples", type=int, default=0, metavar="N",
-                   help="also draw about N posterior samples by MCMC (emcee, segment[study]) "
+                   help="also draw about N posterior samples by MCMC (emcee, c5c6-segment[study]) "
                         "and write posterior_diagnostics.csv (default 0: none)")
     return parser
 
@@ -323,7 +323,7 @@ def _cmd_sensitivity(args) -> int:
                 from distributed import Client, LocalCluster
             except ImportError:
                 raise UsageError('--scheduler needs dask.distributed: pip install '
-                                 '"segment[study]"') from None
+                                 '"c5c6-segment[study]"') from None
             if args.scheduler == "local":
                 cluster = LocalCluster(n_workers=2, threads_per_worker=1,
                                        dashboard_address=None)

@@ -48,7 +48,13 @@ import pandas as pd
 from numba import njit
 
 from segment.disc import DOF_NAMES
-from segment.equilibrium import CONVERGED, DEFAULT_TOL, _newton_kernel, _solve_kernel
+from segment.equilibrium import (
+    CONVERGED,
+    CONVERGED_BEYOND_LIMITS,
+    DEFAULT_TOL,
+    _newton_kernel,
+    _solve_kernel,
+)
 from segment.loads import Load
 from segment.model import Segment, SegmentState
 from segment.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
@@ -188,7 +194,8 @@ def _ramp_kernel(glob, lig0, fac, f, to_scale, steps, q0, alive0, tol, max_itera
                 _kill(lig, alive, i_break)
                 q_new, st, _, _, _, _ = _solve_kernel(packed, f * s_star, q, tol,
                                                       max_iterations, log)
-                if st != CONVERGED:
+                # past a limit is expected here (the broken strip is past eps_max)
+                if st != CONVERGED and st != CONVERGED_BEYOND_LIMITS:
                     out_s[n] = s_star
                     out_q[n] = q_new
                     out_kind[n] = ROW_FAILED

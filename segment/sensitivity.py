@@ -44,7 +44,7 @@ from numba import njit
 from segment._dual import vscale
 from segment._vec import add, cross, dot, mat_vec, norm, scale, sub
 from segment.disc import DOF_NAMES
-from segment.equilibrium import CONVERGED, solve
+from segment.equilibrium import solve
 from segment.facet import _contact, _contact_force
 from segment.facet_dual import _contact_dual, _contact_force_dual
 from segment.kinematics import _add_point_force, _pose
@@ -92,7 +92,7 @@ def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law):
     """Add facet joint's generalized force (complex) to ``Q``; geometry as complex tuples."""
     c1 = add(p, mat_vec(R, c1_c5))
     n1 = mat_vec(R, n1_c5)
-    u, point, direction, _, _, _, _ = _contact(c1, n1, r1, c2, n2, r2, blend)
+    u, point, direction, _, _, _, _ = _contact(c1, n1, r1, c2, n2, r2, blend, law[3] > 0.5)
     if u.real > 0.0:
         mag, _ = _contact_force(u, law)
         _add_point_force(Q, point, scale(mag, direction), p, R0, h1, h2, h3)
@@ -185,7 +185,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
                         dc1[k, 1 + s] = c1[k]
                         dc2[k, 1 + s] = c2[k]
             ud, pd, dd = _contact_dual(_dv(dc1), _dv(dn1), r1, _dv(dc2), _dv(dn2), r2,
-                                       fac[i, F_BLEND])
+                                       fac[i, F_BLEND], law[3] > 0.5)
             if ud[0] > 0.0:   # in contact (apart: force and its derivatives vanish)
                 fd = vscale(_contact_force_dual(ud, law), dd)
                 f = (fd[0][0], fd[1][0], fd[2][0])
@@ -236,7 +236,7 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
         for m in range(3):
             r0[k, m] = glob[G_R0 + 3 * k + m]
     p, R, R0, h1, h2, h3 = _pose(qc, s0, r0)
-    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2])
+    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     # ligaments whose insertions and curve strains stay fixed (every ligament parameter of the
     # space: rest length, force axis): the tension is linear in the force axis on the branch
     # the strain selects and dT/dl0 = -slope * length / l0^2, so each row needs one real
@@ -503,7 +503,7 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     out = {}
     for key, ld in (("loaded", load), ("unloaded", Load.zero())):
         r = solve(variant, ld)
-        if r.status != CONVERGED:
+        if not r.converged:
             raise ValueError(f"{key} equilibrium under {ld.name!r} did not converge "
                              f"({r.message}): no sensitivity")
         _, J = _residual_jacobian(r.q, ld.as_array(), packed)

@@ -35,7 +35,14 @@ from numba import njit, prange
 from segment._vec import add, mat_vec
 from segment.batch import _as_loads, launch
 from segment.disc import DOF_NAMES
-from segment.equilibrium import CONVERGED, DEFAULT_TOL, _check_tolerances, _solve6, _solve_kernel
+from segment.equilibrium import (
+    CONVERGED,
+    CONVERGED_BEYOND_LIMITS,
+    DEFAULT_TOL,
+    _check_tolerances,
+    _solve6,
+    _solve_kernel,
+)
 from segment.facet import _contact, _contact_force
 from segment.model import _residual_jacobian
 from segment.sensitivity import _equilibrium_sensitivity, touch_flags
@@ -74,7 +81,7 @@ def _facet_magnitudes(q, packed, out):
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
-    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2])
+    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     R, _, _ = _axes(q, R0)
     p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
     zc = 0j
@@ -86,7 +93,7 @@ def _facet_magnitudes(q, packed, out):
         u, _, _, _, _, _, _ = _contact(
             (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
             fac[i, F_R1], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
-            (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND])
+            (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND], law[3] > 0.5)
         out[i] = _contact_force(u, law)[0].real if u.real > 0.0 else 0.0
 
 
@@ -108,7 +115,7 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig,
         _, J = _residual_jacobian(q, zero, packed)
         J_u[i] = J
         if with_sens:
-            if st == CONVERGED:
+            if st == CONVERGED or st == CONVERGED_BEYOND_LIMITS:
                 _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch[i],
                                          dq_u[i])
             else:
@@ -119,7 +126,7 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig,
         packed = (glob[i], lig[i], fac[i])
         f = F[j]
         q0 = np.zeros(6)
-        if st_u[i] == CONVERGED:
+        if st_u[i] == CONVERGED or st_u[i] == CONVERGED_BEYOND_LIMITS:
             dq, ok = _solve6(J_u[i], -f)
             good = ok
             for c in range(6):
@@ -136,7 +143,7 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, with_sens, dglob, dlig,
         norm_out[i, j] = nrm
         _facet_magnitudes(q, packed, ffac_out[i, j])
         if with_sens:
-            if st == CONVERGED:
+            if st == CONVERGED or st == CONVERGED_BEYOND_LIMITS:
                 _, J = _residual_jacobian(q, f, packed)
                 _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch[i],
                                          dq_out[i, j])
@@ -193,7 +200,8 @@ class SetsResult:
     @property
     def converged(self) -> np.ndarray:
         """(M, N): the loaded and the unloaded solve both converged."""
-        return (self.status == CONVERGED) & (self.status_unloaded == CONVERGED)[:, None]
+        ok = (CONVERGED, CONVERGED_BEYOND_LIMITS)     # numerically converged
+        return np.isin(self.status, ok) & np.isin(self.status_unloaded, ok)[:, None]
 
     @property
     def displacement(self) -> np.ndarray:
@@ -230,11 +238,12 @@ class SetsResult:
             unit = "mm" if c < 3 else "deg"
             v = self.q_unloaded[:, c] if c < 3 else np.degrees(self.q_unloaded[:, c])
             data[f"unloaded_{dof}_{unit}"] = v
-        data["unloaded_converged"] = self.status_unloaded == CONVERGED
+        data["unloaded_converged"] = np.isin(self.status_unloaded,
+                                             (CONVERGED, CONVERGED_BEYOND_LIMITS))
         return pd.DataFrame(data)
 
     def to_parquet(self, path) -> None:
-        """Save everything but the sensitivities (parquet via pyarrow; ``segment[study]``)."""
+        """Save everything but the sensitivities (parquet via pyarrow; ``c5c6-segment[study]``)."""
         _require("pyarrow")
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -297,7 +306,7 @@ def _require(module: str) -> None:
         importlib.import_module(module)
     except ImportError:
         raise ImportError(f"{module} is needed for this; install the study extra: "
-                          'pip install "segment[study]"') from None
+                          'pip install "c5c6-segment[study]"') from None
 
 
 def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensitivities,
@@ -356,7 +365,7 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     n_threads : int, optional
         Threads per launch (default: all of numba's).
     client : dask.distributed.Client, optional
-        Send the chunks to this Dask cluster (``segment[study]``); default: this process.
+        Send the chunks to this Dask cluster (``c5c6-segment[study]``); default: this process.
     chunk : int, optional
         Sets per launch / per Dask task (default 4096, or 512 with sensitivities).
     progress : bool

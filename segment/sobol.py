@@ -20,7 +20,7 @@ has no Sobol indices: they are reported as NaN with ``constant`` True. Evaluatio
 converge are counted in ``n_failed``; their outputs are replaced by the mean of the converged
 ones (a warning says how many), since the Saltelli design needs every row.
 
-Needs the ``study`` extra (SALib): ``pip install "segment[study]"``.
+Needs the ``study`` extra (SALib): ``pip install "c5c6-segment[study]"``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _salib():
         from SALib.sample import sobol as sample
     except ImportError:
         raise ImportError('the Sobol study needs SALib; install the study extra: '
-                          'pip install "segment[study]"') from None
+                          'pip install "c5c6-segment[study]"') from None
     return sample, analyze
 
 

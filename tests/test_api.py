@@ -19,7 +19,7 @@ def flx(model):
 def test_equilibrium_result_repr_is_one_short_line(flx):
     text = repr(flx)
     assert len(text) < REPR_MAX_CHARS and "\n" not in text
-    assert text.startswith("EquilibriumResult(FLX: converged in 5 iterations")
+    assert text.startswith(f"EquilibriumResult(FLX: converged in {flx.iterations} iterations")
     assert "2.33" in text                     # phi_y [deg] from the reference pose
 
 
@@ -27,6 +27,15 @@ def test_failed_result_repr_says_so(model):
     r = segment.solve(model, segment.LOAD_CASES["EXT"], max_iterations=1)
     assert not r.converged
     assert repr(r) == f"EquilibriumResult(EXT: {r.message})"
+
+
+def test_result_past_its_limits_repr_says_so(model):
+    r = segment.solve(model, segment.LOAD_CASES["FLX"].scaled(15, name="FLX x15"))
+    assert r.converged and not r.intact
+    text = repr(r)
+    assert len(text) < REPR_MAX_CHARS and "\n" not in text
+    assert text.startswith("EquilibriumResult(FLX x15: converged BEYOND LIMITS")
+    assert "FL" in text
 
 
 def test_scipy_style_aliases(flx):
