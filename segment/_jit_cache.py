@@ -4,12 +4,12 @@ numba's own cache (``cache=True``) checks only the source file of each compiled 
 kernel that calls a function of another module (``model._generalized_force`` calls
 ``facet._contact``) keeps running the old machine code after that other module is edited: wrong
 numbers, silently. Our kernels are therefore cached in a folder named after a hash of every
-``segment/*.py`` file that defines kernels (``@njit``) and of the numba version, so that any
+``segment/**/*.py`` file that defines kernels (``@njit``) and of the numba version, so that any
 edit of a kernel module compiles afresh (editing the others, e.g. the report, keeps them).
 
-Scope: only functions defined in this package's own source folder. A cache locator
-(:class:`_SegmentCacheLocator`) is put in front of numba's list of locators and claims our
-files only; the process environment (``NUMBA_CACHE_DIR``) and ``numba.config`` are left
+Scope: only functions defined in this package's own source folder (and its subfolders). A
+cache locator (:class:`_SegmentCacheLocator`) is put in front of numba's list of locators and
+claims our files only; the process environment (``NUMBA_CACHE_DIR``) and ``numba.config`` are left
 untouched, so a user's own ``@njit(cache=True)`` functions cache where numba puts them by
 default, and our pruning of old folders never touches them.
 
@@ -41,10 +41,11 @@ def cache_folder(source_dir: Path = SOURCE_DIR, base: Path | None = None) -> Pat
     """The cache folder for the sources in ``source_dir``: a hash of its kernel modules."""
     digest = hashlib.sha256()
     digest.update(numba.__version__.encode())
-    for path in sorted(Path(source_dir).glob("*.py")):
+    source_dir = Path(source_dir)
+    for path in sorted(source_dir.rglob("*.py")):     # subpackages too (a later re-layout)
         text = path.read_bytes()
         if b"@njit" in text:
-            digest.update(path.name.encode())
+            digest.update(path.relative_to(source_dir).as_posix().encode())
             digest.update(text)
     if base is None:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "segment"
@@ -80,7 +81,7 @@ class _SegmentCacheLocator(_locator_base()):
         if FOLDER is None or os.environ.get("NUMBA_CACHE_DIR"):
             return None
         try:
-            if Path(py_file).resolve().parent != SOURCE_DIR:
+            if SOURCE_DIR not in Path(py_file).resolve().parents:
                 return None         # not ours: numba's own locators decide
         except OSError:
             return None
