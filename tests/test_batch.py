@@ -107,7 +107,7 @@ def test_numpy_scalars_are_accepted_as_settings(model):
 
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda m: solve_many(None, random_loads(2)), TypeError, "model must be a segment.Segment"),
-    (lambda m: solve_many(m, None), TypeError, "loads must be an"),
+    (lambda m: solve_many(m, None), ValueError, "solve_many needs loads"),
     (lambda m: solve_many(m, "FLX"), TypeError, "loads must be an"),
     (lambda m: solve_many(lambda i: m, random_loads(2), n_models=2.7), TypeError, "n_models"),
     (lambda m: solve_many(lambda i: m, random_loads(2), n_models=True), TypeError, "n_models"),
