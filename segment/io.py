@@ -267,14 +267,17 @@ def _read_text(path: Path) -> str:
 class _Table:
     """A CSV file with row/column-aware accessors that collect precise errors.
 
-    Errors name the file line (1 = header) and the data row (1 = first data row); up to
-    :data:`MAX_ERRORS` of one file are collected and raised together by :meth:`finish`.
+    Errors name the file line (1 = header) and the data row (1 = first data row). With
+    ``collect=True`` (the parameter tables) up to :data:`MAX_ERRORS` of one file are collected
+    and raised together by :meth:`finish`; otherwise the first error raises at once.
     """
 
-    def __init__(self, path: Path, required: tuple[str, ...], *, strict: bool = True):
+    def __init__(self, path: Path, required: tuple[str, ...], *, strict: bool = True,
+                 collect: bool = False):
         self.path = Path(path)
         self.name = self.path.name
         self.strict = strict
+        self.collect = collect       # False: raise at the first error (other modules' tables)
         self.errors: list[str] = []
         self.bad_rows: set[int] = set()
         self.broken_rows: set[int] = set()
@@ -326,6 +329,8 @@ class _Table:
         if i is not None:
             self.bad_rows.add(i)
         self.errors.append(f"{self.where(i, col)}: {what}" if (i or col) else what)
+        if not self.collect:
+            self.finish()
 
     def implausible(self, i: int | None, col: str, what: str) -> None:
         """An error, or with ``strict=False`` a warning."""
@@ -411,7 +416,7 @@ class _Table:
 def _inertia(path: Path, strict: bool) -> tuple[ReferencePose, dict[str, BodyInertia]]:
     cols = ("body", "mass_kg", "Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2", "sx_mm", "sz_mm",
             "gx_mm", "phi_y_deg")
-    t = _Table(path, cols, strict=strict)
+    t = _Table(path, cols, strict=strict, collect=True)
     bodies, ref, found = {}, None, []
     for i, row in t.rows():
         body = t.key(i, row, "body", ("C5", "C6"))
@@ -441,7 +446,7 @@ def _disc(path_t: Path, path_r: Path, strict: bool) -> DiscStiffness:
         (path_r, ROTATION_COEFFS, "k_Nm_per_deg", "b_Nms_per_rad", NMM_PER_NM * 180.0 / math.pi,
          NMM_PER_NM),
     ):
-        t = _Table(path, ("coefficient", kcol, bcol), strict=strict)
+        t = _Table(path, ("coefficient", kcol, bcol), strict=strict, collect=True)
         found = []
         for i, row in t.rows():
             name = t.key(i, row, "coefficient", coeffs)
@@ -474,7 +479,7 @@ def _ligament(name, c5, c6, l0, eps_max, f_max, rel, damping) -> Ligament:
 def _ligaments(path: Path, reference: ReferencePose, strict: bool) -> tuple[Ligament, ...]:
     cols = ("name", "c5_x_mm", "c5_y_mm", "c5_z_mm", "c6_x_mm", "c6_y_mm", "c6_z_mm", "l0_mm",
             "eps_max", "F_max_N", "A_eps_rel", "A_F_rel", "B_eps_rel", "B_F_rel", "b_Ns_per_m")
-    t = _Table(path, cols, strict=strict)
+    t = _Table(path, cols, strict=strict, collect=True)
     out, found = [], []
     for i, row in t.rows():
         name = t.key(i, row, "name", LIGAMENT_NAMES)
@@ -546,7 +551,7 @@ def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[
 def _contact_law(path: Path, strict: bool) -> ContactLaw:
     cols = ("k_quadratic_N_per_mm2", "u_transition_mm", "F_transition_N", "k_linear_N_per_mm",
             "b_Ns_per_m")
-    t = _Table(path, cols, strict=strict)
+    t = _Table(path, cols, strict=strict, collect=True)
     if len(t.records) != 1:
         raise ValueError(f"{t.name}: expected exactly one data row, got {len(t.records)}")
     (i, row), = t.rows()
@@ -566,7 +571,7 @@ def _contact_law(path: Path, strict: bool) -> ContactLaw:
 def _facets(path: Path, reference: ReferencePose, strict: bool) -> tuple[FacetJoint, ...]:
     cols = ("side", "center_x_mm", "center_y_mm", "center_z_mm", "inclination_deg",
             "radius_c6_mm", "radius_c5_mm", "gap_mm", "blend_C")
-    t = _Table(path, cols, strict=strict)
+    t = _Table(path, cols, strict=strict, collect=True)
     out, found = [], []
     for i, row in t.rows():
         side = t.key(i, row, "side", FACET_SIDES)
@@ -592,7 +597,7 @@ def _facets(path: Path, reference: ReferencePose, strict: bool) -> tuple[FacetJo
 
 def _load_cases(path: Path, strict: bool) -> dict[str, Load]:
     cols = ("name", "Fx_N", "Fy_N", "Fz_N", "Mx_Nm", "My_Nm", "Mz_Nm", "description")
-    t = _Table(path, cols, strict=strict)
+    t = _Table(path, cols, strict=strict, collect=True)
     out: dict[str, Load] = {}
     first: dict[str, int] = {}
     for i, row in t.rows():

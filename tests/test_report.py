@@ -121,7 +121,7 @@ def test_bad_reference_folder_is_a_one_line_error(tmp_path, capsys):
     code = main(["validate", "--out", str(tmp_path / "out"), "--reference", str(refdir)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert err[-1].startswith("segment: error: moroney_rotational_stiffness.csv, row 2")
+    assert err[-1].startswith("segment: error: moroney_rotational_stiffness.csv, line 3 (row 2)")
     with pytest.raises(ValueError, match=r"must be > 0, got -0\.21"):
         load_reference(refdir)
 

@@ -120,8 +120,8 @@ def test_geometry_table_errors_name_file_row_column_and_value(tmp_path):
     row = src[1].split(",")
     row[col] = "-2"
     bad.write_text("\n".join([src[0], ",".join(row), *src[2:]]), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"vertebra_geometry.csv, row 1, column 'a0_mm': "
-                                         r"must be > 0, got -2"):
+    with pytest.raises(ValueError, match=r"vertebra_geometry.csv, line 2 \(row 1\), "
+                                         r"column 'a0_mm': must be > 0, got -2"):
         viz.load_geometry(bad)
     bad.write_text("\n".join([src[0], *[ln for ln in src[1:] if ",body," not in ln]]),
                    encoding="utf-8")
