@@ -469,12 +469,15 @@ class ParameterSpace:
         dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
         P = self.check(P)
-        m_sets, d = P.shape
-        Pc = np.repeat(P[:, None, :].astype(complex), d, axis=1)    # (M, D, D)
-        Pc[:, np.arange(d), np.arange(d)] += 1j * COMPLEX_STEP
-        g, li, fa = self.pack(model, Pc.reshape(m_sets * d, d))
-        return tuple(np.ascontiguousarray(x.imag.reshape(m_sets, d, *x.shape[1:])
-                                          / COMPLEX_STEP) for x in (g, li, fa))
+        d = P.shape[1]
+        parts: tuple[list, list, list] = ([], [], [])
+        Pc = P.astype(complex)
+        for j in range(d):       # one parameter at a time: M complex sets, not M x D
+            Pc[:, j] += 1j * COMPLEX_STEP
+            for part, x in zip(parts, self.pack(model, Pc), strict=True):
+                part.append(x.imag * (1.0 / COMPLEX_STEP))
+            Pc[:, j] = P[:, j]
+        return tuple(np.stack(part, axis=1) for part in parts)
 
     def sets_frame(self, P):
         """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""
