@@ -584,36 +584,56 @@ def _contact_scaled(disc1: Disc, disc2: Disc, blend: float, at_edge: bool):
     c1, c2, r1, r2 = disc1.center, disc2.center, disc1.radius, disc2.radius
     with np.errstate(over="ignore", invalid="ignore"):
         d = c1 - c2
-        if np.all(np.isfinite(d)):
-            # the kernel squares in-plane lengths (radii, offset across n2) only; the offset
-            # along n2 enters linearly, so it does not set the scale
-            d_perp = d - (d @ disc2.normal) * disc2.normal
-            e = math.frexp(max(float(np.max(np.abs(d_perp))), r1, r2))[1]
-            d_s = np.ldexp(d, -e)
-        else:  # |C1 - C2| beyond the float range: subtract after scaling
-            e = math.frexp(max(float(np.max(np.abs(c1))), float(np.max(np.abs(c2))), r1,
-                               r2))[1]
+        finite_d = bool(np.all(np.isfinite(d)))
+    if finite_d:
+        # first scale by the in-plane size (radii, offset across n2): the penetration is
+        # linear in the offset along n2; the sliding-off cap (item 9) also squares the
+        # unfolded centre distance, so when that overflows, retry with the full offset
+        d_perp = d - (d @ disc2.normal) * disc2.normal
+        sizes = (float(np.max(np.abs(d_perp))), float(np.max(np.abs(d))))
+        last = None
+        for size in sizes:
+            e = math.frexp(max(size, r1, r2))[1]
+            out = _contact_scaled_by(disc1, disc2, np.ldexp(d, -e), e, blend, at_edge)
+            if out is not None:
+                return out
+            last = e
+        e = last
+    else:  # |C1 - C2| beyond the float range: subtract after scaling
+        e = math.frexp(max(float(np.max(np.abs(c1))), float(np.max(np.abs(c2))), r1, r2))[1]
+        with np.errstate(over="ignore", invalid="ignore"):
             d_s = np.ldexp(c1, -e) - np.ldexp(c2, -e)
-    if not np.all(np.isfinite(d_s)):
-        raise ValueError(f"disc_contact: magnitudes out of range: the centre distance of discs "
-                         f"at {c1.tolist()} and {c2.tolist()} mm exceeds the floating-point "
-                         f"range relative to the radii {r1:g} and {r2:g} mm")
+        if not np.all(np.isfinite(d_s)):
+            raise ValueError(f"disc_contact: magnitudes out of range: the centre distance of "
+                             f"discs at {c1.tolist()} and {c2.tolist()} mm exceeds the "
+                             f"floating-point range relative to the radii {r1:g} and {r2:g} mm")
+        out = _contact_scaled_by(disc1, disc2, d_s, e, blend, at_edge)
+        if out is not None:
+            return out
+    raise ValueError(f"disc_contact: magnitudes out of range: the penetration or contact "
+                     f"point of discs at {c1.tolist()} and {c2.tolist()} mm (radii {r1:g}, "
+                     f"{r2:g} mm) exceeds the floating-point range")
+
+
+def _contact_scaled_by(disc1: Disc, disc2: Disc, d_s, e: int, blend: float, at_edge: bool):
+    """:func:`_contact_scaled` for one scale 2^e (``d_s`` = (C1 - C2) / 2^e); None when the
+    penetration or point is not finite, a ValueError when the radii are unresolvably small."""
+    c1, c2, r1, r2 = disc1.center, disc2.center, disc1.radius, disc2.radius
     r1_s, r2_s = float(np.ldexp(r1, -e)), float(np.ldexp(r2, -e))
     u, point, direction, regime, case, weight, sin_a = _contact(
         _tuple(d_s), _tuple(disc1.normal), r1_s, (0j, 0j, 0j), _tuple(disc2.normal), r2_s,
         blend, at_edge)
-    if not (r1_s >= _SAFE_MIN and r2_s >= _SAFE_MIN) and regime not in (APART, NOT_FACING):
+    clearly_apart = regime in (APART, NOT_FACING, DISLOCATED)
+    if not (r1_s >= _SAFE_MIN and r2_s >= _SAFE_MIN) and not clearly_apart:
         # radii this small against the distance are only resolved when clearly apart
         raise ValueError(f"disc_contact: magnitudes out of range: radii {r1:g} and {r2:g} mm "
                          f"against centres {c1.tolist()} and {c2.tolist()} mm span more orders "
                          "of magnitude than floating point resolves")
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         u = float(np.ldexp(u.real, e))          # math.ldexp would raise OverflowError
         point = c2 + np.ldexp(np.array([x.real for x in point]), e)
     if not (math.isfinite(u) and np.all(np.isfinite(point))):
-        raise ValueError(f"disc_contact: magnitudes out of range: the penetration or contact "
-                         f"point of discs at {c1.tolist()} and {c2.tolist()} mm (radii {r1:g}, "
-                         f"{r2:g} mm) exceeds the floating-point range")
+        return None
     return u, point, direction, regime, case, weight, sin_a
 
 
