@@ -33,6 +33,7 @@ the exact derivative of the packed arrays by the complex step (:meth:`pack_deriv
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import math
 import weakref
@@ -350,7 +351,7 @@ class ParameterSpace:
         """The :class:`~segment.model.Segment` of parameter set ``p`` (D,) (readable, slow:
         use :meth:`pack` for many sets)."""
         from segment.disc import DiscStiffness
-        from segment.ligament import Ligament, TrilinearCurve
+        from segment.ligament import TrilinearCurve
 
         p = self.check(p)[0]
         ref = model.reference
@@ -372,8 +373,7 @@ class ParameterSpace:
                         ligs[key] = x.with_rest_length(p[j])
                     else:
                         curve = TrilinearCurve(x.curve.strain, x.curve.force * p[j])
-                        ligs[key] = Ligament(x.name, x.insertion_c5, x.insertion_c6, x.l0,
-                                             curve, x.damping)
+                        ligs[key] = dataclasses.replace(x, curve=curve)   # keeps its strips
                 elif key in facets:
                     if field == "radius_mm":
                         facets[key]["radius_c6"] = facets[key]["radius_c5"] = p[j]

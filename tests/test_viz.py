@@ -247,26 +247,28 @@ def test_ruptured_strips_are_torn_stubs_not_tubes(ruptured_result):
                                                              (cells.n_points, 1)), atol=1e-9)
 
 
-def test_dislocated_facets_get_a_halo(ruptured_result, monkeypatch, tmp_path):
-    def red_fraction(path):
-        img = _png(viz.render(ruptured_result, path, size=SIZE, view="posterior"))
+def test_dislocated_facets_get_a_halo(model, ruptured_result, tmp_path):
+    """Seated facets: the halo collapses to the facet centre. Axial rotation at 14x nominal
+    (after the capsular ruptures): the right facet has slid off (regime "dislocated") and gets
+    a visible red disc; the left one, still seated, does not."""
+    def red_fraction(result, path):
+        img = _png(viz.render(result, path, size=SIZE, view="posterior"))
         return ((img[..., 0] > 0.7) & (img[..., 1] < 0.35) & (img[..., 2] < 0.35)).mean()
 
-    seated_red = red_fraction(tmp_path / "seated.png")
     scene = viz.build_scene(ruptured_result)
     halo = scene.meshes["dislocated"]
     centres = [j.disc_c6.center for j in ruptured_result.model.facets]
     n = halo.n_points // 2
     for i, c in enumerate(centres):   # seated: collapsed to the facet centre
         np.testing.assert_allclose(halo.points[i * n:(i + 1) * n], np.tile(c, (n, 1)))
-    from segment.model import FacetState
-
-    monkeypatch.setattr(FacetState, "dislocated", property(lambda s: s.side == "left"),
-                        raising=False)
-    scene = viz.build_scene(ruptured_result)
+    ar = segment.ramp(model, segment.LOAD_CASES["AR"], to_scale=14.0, steps=28)
+    disl = ar.result_at(len(ar.frame) - 1)
+    sides = {f.side: f.dislocated for f in disl.state.facets}
+    assert sides == {"left": False, "right": True}
+    scene = viz.build_scene(disl)
     pts = scene.meshes["dislocated"].points
-    left = ruptured_result.model.facets[0].side == "left"
-    spread = [np.ptp(pts[i * n:(i + 1) * n], axis=0).max() for i in range(2)]
-    assert (spread[0] > 5.0) == left and (spread[1] > 5.0) != left
-    assert "left: DISLOCATED" in scene.labels
-    assert red_fraction(tmp_path / "disl.png") > seated_red + 0.001   # the halo is visible
+    spread = {f.side: np.ptp(pts[i * n:(i + 1) * n], axis=0).max()
+              for i, f in enumerate(disl.model.facets)}
+    assert spread["right"] > 5.0 and spread["left"] < 1e-9
+    assert "right: DISLOCATED" in scene.labels and "left: DISLOCATED" not in scene.labels
+    assert red_fraction(disl, tmp_path / "disl.png") > 0.001   # the halo is visible
