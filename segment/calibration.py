@@ -1043,8 +1043,9 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     if n_steps < 4:
         raise ValueError(f"n_steps must be >= 4, got {n_steps}")
     discard = n_steps // 3 if discard is None else int(discard)
-    if not 0 <= discard < n_steps - 3:
-        raise ValueError(f"discard must be in [0, {n_steps - 4}], got {discard}")
+    if not 0 <= discard <= n_steps - 3:
+        raise ValueError(f"discard must be in [0, {n_steps - 3}] (keep >= 3 steps), got "
+                         f"{discard}")
     fwd = _Forward(model, space, targets, n_threads=n_threads, client=client)
     center = (start.x if isinstance(start, CalibrationResult) else
               _bounded_x0(space, start))

@@ -16,7 +16,7 @@ SMOKE = {
     "bench_batch.py": ["--n", "200", "--n-single", "10"],
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
     "bench_kernels.py": ["--n", "100"],
-    "bench_calibration.py": ["--samples", "256", "--walkers", "64", "--baseline", "4",
+    "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
                        "--sobol-n", "200", "--rounds", "1"],
