@@ -76,6 +76,7 @@ __all__ = [
     "sample_posterior",
     "sd_sensitivity",
     "shipped_calibrated_dir",
+    "validation_only",
     "write_calibrated",
 ]
 
@@ -443,7 +444,7 @@ class CalibrationResult:
             "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
             "MAP": self.x, "posterior_sd": self.posterior_sd,
             "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
-            "at_bound": self.at_bound})
+            "at_bound": [b or "no" for b in self.at_bound]})
 
     def agreement(self) -> pd.DataFrame:
         """Before / after agreement per target."""
@@ -860,6 +861,77 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
     return pd.DataFrame(rows)
 
 
+VOO_MOMENTS_NM = (3.8, 5.0, 6.9)
+"""Flexion moments [N m] spanning the peak moments of Voo, Pintar, Yoganandan & Liu 1998
+(J Biomech Eng 120:693-696): flexion to failure of mid-lower cervical joints, quasi-static
+stiffness 0.80-1.35 N m/deg (mean 1.03 +- 0.11) at peak moments 3.8-6.9 N m."""
+VOO_STIFFNESS_RANGE = (0.80, 1.35)
+ANDERST_ICR_MM = {"superior": (2.5, 3.2, 3.9), "anterior": (-3.1, -2.0, -1.0)}
+"""C5/C6 instantaneous centre of rotation in flexion-extension, in vivo, Anderst et al. 2013
+(Spine 38(10):E594-E601, Table 2): 95 % CI low / mean / CI high [mm] from the reference point
+of the inferior (C6) vertebra. Validation only, never a calibration target."""
+
+
+def _pose_xz(model, q):
+    """C5 origin (x, z) [mm] and sagittal angle [rad] of pose q in C6 coordinates."""
+    ref = model.reference
+    p = np.asarray(ref.s0) + np.asarray(ref.R0) @ np.asarray(q[:3])
+    return np.array([p[0], p[2]]), ref.phi_y + q[4]
+
+
+def flexion_extension_centre(model, *, moment_Nm: float = 1.8) -> np.ndarray:
+    """Finite centre of rotation (x, z) [mm, C6 frame] of C5 between the extension and the
+    flexion equilibria at +-``moment_Nm`` (the sagittal fixed point of the relative motion)."""
+    from segment.equilibrium import solve
+    from segment.loads import Load
+
+    poses = []
+    for sign in (-1.0, 1.0):
+        r = solve(model, Load.from_si(moment_Nm=(0.0, sign * moment_Nm, 0.0)))
+        if not r.converged:
+            raise ValueError(f"the {'extension' if sign < 0 else 'flexion'} equilibrium at "
+                             f"{moment_Nm:g} N m did not converge ({r.message})")
+        poses.append(_pose_xz(model, r.q))
+    (p1, a1), (p2, a2) = poses
+    d = a2 - a1
+    c, s = math.cos(d), math.sin(d)
+    Rd = np.array([[c, s], [-s, c]])          # Ry(d) restricted to (x, z)
+    return np.linalg.solve(np.eye(2) - Rd, p2 - Rd @ p1)
+
+
+def validation_only(models: dict) -> dict:
+    """Compare models with published data never used as a target.
+
+    ``models`` maps a label (e.g. ``published``, ``calibrated``) to an intact model. Returns
+    two DataFrames: ``flexion_stiffness`` (secant flexion stiffness M / phi_y from the
+    unloaded pose at :data:`VOO_MOMENTS_NM`, against Voo et al. 1998's corridor) and ``icr``
+    (the flexion-extension centre of rotation in our C6 frame, with Anderst et al. 2013's
+    numbers beside it: their reference point on the inferior vertebra is not our C6 origin,
+    so the comparison of positions is qualitative; see the report text).
+    """
+    from segment.equilibrium import solve
+    from segment.loads import Load
+
+    rows, icr = [], []
+    for label, m in models.items():
+        q_u = m.unloaded.q if getattr(m, "unloaded", None) is not None else None
+        if q_u is None:
+            q_u = solve(m, Load.zero()).q
+        for M in VOO_MOMENTS_NM:
+            r = solve(m, Load.from_si(moment_Nm=(0.0, M, 0.0)))
+            rot = math.degrees(r.q[4] - q_u[4])
+            rows.append({"model": label, "moment_Nm": M, "converged": r.converged,
+                         "phi_y_deg": rot, "secant_stiffness_Nm_per_deg": M / rot,
+                         "Voo_1998_low": VOO_STIFFNESS_RANGE[0],
+                         "Voo_1998_high": VOO_STIFFNESS_RANGE[1]})
+        c = flexion_extension_centre(m)
+        icr.append({"model": label, "x_mm (anterior)": c[0], "z_mm (superior)": c[1],
+                    "frame": "C6 origin of the model (Table 1)",
+                    "Anderst_2013_superior_mm": ANDERST_ICR_MM["superior"][1],
+                    "Anderst_2013_anterior_mm": ANDERST_ICR_MM["anterior"][1]})
+    return {"flexion_stiffness": pd.DataFrame(rows), "icr": pd.DataFrame(icr)}
+
+
 # ---------------------------------------------------------------------------- MCMC
 @dataclass(frozen=True, eq=False)
 class PosteriorSamples:
@@ -971,8 +1043,9 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     if n_steps < 4:
         raise ValueError(f"n_steps must be >= 4, got {n_steps}")
     discard = n_steps // 3 if discard is None else int(discard)
-    if not 0 <= discard < n_steps - 3:
-        raise ValueError(f"discard must be in [0, {n_steps - 4}], got {discard}")
+    if not 0 <= discard <= n_steps - 3:
+        raise ValueError(f"discard must be in [0, {n_steps - 3}] (keep >= 3 steps), got "
+                         f"{discard}")
     fwd = _Forward(model, space, targets, n_threads=n_threads, client=client)
     center = (start.x if isinstance(start, CalibrationResult) else
               _bounded_x0(space, start))

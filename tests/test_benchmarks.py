@@ -18,6 +18,8 @@ SMOKE = {
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
+    "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
+                             "--repeat", "1"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
                        "--sobol-n", "200", "--rounds", "1"],
 }

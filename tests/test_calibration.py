@@ -379,7 +379,7 @@ def test_cross_validation_holds_out_each_case(model, synthetic):
 
 
 def test_predictive_bands_nine_cases_six_components(model, synthetic):
-    sub, truth, _, r = synthetic
+    sub, _, _, r = synthetic
     b = cal.predictive_bands(model, r, space=sub, n=64)
     assert len(b) == 9 * 6
     assert (b["q2.5"] <= b["median"]).all() and (b["median"] <= b["q97.5"]).all()

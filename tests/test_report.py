@@ -37,7 +37,7 @@ def test_report_writes_every_part(report_dir):
     md = (out / "report.md").read_text()
     for section in ("1. Summary", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
                     "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
-                    "9. Parameter uncertainty", "10. Up to failure"):
+                    "9. Parameter uncertainty", "10. Up to failure", "11. Calibration"):
         assert f"## {section}" in md
     for name in FIGURES:
         png = out / "figures" / f"{name}.png"
