@@ -59,7 +59,7 @@ import pandas as pd
 
 from segment.io import data_dir
 from segment.reference import CASES, DISPLACEMENT_COLUMNS
-from segment.space import ParameterSpace, load_space
+from segment.space import ParameterSpace, csv_records, load_space
 
 __all__ = [
     "CONFIGURATIONS",
@@ -157,29 +157,10 @@ class Targets:
             or SD, SD <= 0, an unknown SD basis, an empty source, a duplicate target.
         """
         path = default_targets_path() if path is None else Path(path)
-        name = path.name
-        try:
-            with open(path, newline="", encoding="utf-8") as fh:
-                lines = [ln for ln in csv.reader(fh, skipinitialspace=True)
-                         if any(c.strip() for c in ln)]
-        except FileNotFoundError:
-            raise ValueError(f"{path}: targets file not found") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
-        if not lines:
-            raise ValueError(f"{name}: empty file")
-        header = [h.strip() for h in lines[0]]
-        missing = [c for c in TARGET_COLUMNS if c not in header]
-        if missing:
-            raise ValueError(f"{name}: missing column(s) {missing}; expected "
-                             f"{list(TARGET_COLUMNS)}")
+        name, rows = csv_records(path, TARGET_COLUMNS, "targets")
         out = {k: [] for k in TARGET_COLUMNS}
         seen: dict[tuple[str, str, str], int] = {}
-        for i, cells in enumerate(lines[1:], start=1):
-            if len(cells) != len(header):
-                raise ValueError(f"{name}, row {i}: expected {len(header)} fields, got "
-                                 f"{len(cells)}")
-            row = {h: c.strip() for h, c in zip(header, cells, strict=True)}
+        for i, row in rows:
 
             def err(col, msg, i=i):
                 return ValueError(f"{name}, row {i}, column {col!r}: {msg}")

@@ -577,14 +577,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     wall = [time.perf_counter(), time.perf_counter(), 0.0]   # last log, last progress, max t
 
     def fun(t, y):
-        now = time.perf_counter()
-        if now - wall[0] > 5.0:
-            wall[0] = now
-            log.info("simulate: t = %.4g s of %.4g s", t, t_end)
-        if progress is not None and now - wall[1] > 0.1:
-            wall[1] = now
-            wall[2] = max(wall[2], float(t))
-            progress(wall[2])
+        _report_time(t, t_end, wall, progress)
         return _rhs(y, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements, True)
 
     def jac(t, y):
@@ -605,6 +598,19 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
                                 njev=int(sol.njev), nlu=int(sol.nlu), model=model)
     return _simulate_with_rupture(model, load_fn, y0, float(t_end), t_eval, damping, iner,
                                   grav, elements, method, rtol, atol, max_step, wall, progress)
+
+
+def _report_time(t: float, t_end: float, wall: list, progress) -> None:
+    """Log the simulated time every 5 s of wall time and feed ``progress`` at most ten times a
+    second; ``wall`` = [last log, last progress, largest t reported] (wall-clock seconds)."""
+    now = time.perf_counter()
+    if now - wall[0] > 5.0:
+        wall[0] = now
+        log.info("simulate: t = %.4g s of %.4g s", t, t_end)
+    if progress is not None and now - wall[1] > 0.1:
+        wall[1] = now
+        wall[2] = max(wall[2], float(t))
+        progress(wall[2])
 
 
 def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, grav, elements,
@@ -632,14 +638,7 @@ def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, gra
         alive = current.alive
 
         def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
-            now = time.perf_counter()
-            if now - wall[0] > 5.0:
-                wall[0] = now
-                log.info("simulate: t = %.4g s of %.4g s", t, t_end)
-            if progress is not None and now - wall[1] > 0.1:
-                wall[1] = now
-                wall[2] = max(wall[2], float(t))
-                progress(wall[2])
+            _report_time(t, t_end, wall, progress)
             return _rhs(y_, load_fn(t), params, disc_b, lig_b, fac_b, iner, grav, elements,
                         True)
 

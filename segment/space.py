@@ -124,27 +124,7 @@ class ParameterSpace:
             distribution or one without its parameters, an empty source.
         """
         path = default_space_path() if path is None else Path(path)
-        name = path.name
-        try:
-            with open(path, newline="", encoding="utf-8") as fh:
-                lines = [ln for ln in csv.reader(fh, skipinitialspace=True)
-                         if any(c.strip() for c in ln)]
-        except FileNotFoundError:
-            raise ValueError(f"{path}: parameter-space file not found") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
-        if not lines:
-            raise ValueError(f"{name}: empty file")
-        header = [h.strip() for h in lines[0]]
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            raise ValueError(f"{name}: missing column(s) {missing}; expected {list(COLUMNS)}")
-        rows = []
-        for i, cells in enumerate(lines[1:], start=1):
-            if len(cells) != len(header):
-                raise ValueError(f"{name}, row {i}: expected {len(header)} fields, got "
-                                 f"{len(cells)}")
-            rows.append((i, {h: c.strip() for h, c in zip(header, cells, strict=True)}))
+        name, rows = csv_records(path, COLUMNS, "parameter-space")
         if not rows:
             raise ValueError(f"{name}: no parameters (no data rows)")
 
@@ -523,3 +503,33 @@ def load_space(space=None) -> ParameterSpace:
     if space is None:
         return _default_space(str(default_space_path()))
     return ParameterSpace.from_csv(space)
+
+
+def csv_records(path: Path, columns, what: str) -> tuple[str, list[tuple[int, dict]]]:
+    """``(file name, [(row number, {column: stripped cell})])`` of a UTF-8 CSV table.
+
+    ValueErrors name the file: not found (``what`` says which file), not UTF-8, empty, a
+    missing column of ``columns``, a row with another number of fields than the header. Rows
+    count from 1 (the first data row); blank lines are skipped."""
+    name = path.name
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            lines = [ln for ln in csv.reader(fh, skipinitialspace=True)
+                     if any(c.strip() for c in ln)]
+    except FileNotFoundError:
+        raise ValueError(f"{path}: {what} file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
+    if not lines:
+        raise ValueError(f"{name}: empty file")
+    header = [h.strip() for h in lines[0]]
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{name}: missing column(s) {missing}; expected {list(columns)}")
+    rows = []
+    for i, cells in enumerate(lines[1:], start=1):
+        if len(cells) != len(header):
+            raise ValueError(f"{name}, row {i}: expected {len(header)} fields, got "
+                             f"{len(cells)}")
+        rows.append((i, {h: c.strip() for h, c in zip(header, cells, strict=True)}))
+    return name, rows
