@@ -99,7 +99,8 @@ def compare(old_dir: str, rounds: int) -> dict:
         mo = min(x[c][0] for x in res["old"]["solve"])
         mn = min(x[c][0] for x in res["new"]["solve"])
         per_case[c] = {"old_min_us": 1e6 * mo, "new_min_us": 1e6 * mn, "ratio": mn / mo}
-    out = {"old": files["old"], "new": files["new"], "rounds": rounds,
+    out = {"old": Path(files["old"]).parent.name + " (older copy)",
+           "new": Path(files["new"]).parent.name + " (this checkout)", "rounds": rounds,
            "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "default"),
            "solve_min_time_per_case": per_case,
            "solve_time_ratio_new_over_old": (sum(v["new_min_us"] for v in per_case.values())

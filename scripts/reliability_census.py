@@ -275,7 +275,11 @@ def run() -> dict:
         "D_contact_extreme_magnitudes": sum(not ok for ok, _ in contact.values()),
     }
     return {
-        "segment": str(Path(segment.__file__).parent),
+        # which package was measured, without machine paths: its version and whether it is
+        # this checkout's (else an older copy put first on PYTHONPATH)
+        "segment": {"version": segment.__version__,
+                    "this_checkout": Path(segment.__file__).resolve().parent
+                    == Path(__file__).resolve().parent.parent / "segment"},
         "totals": {"data_mutations": len(data), "solver_probes": len(solver),
                    "contact_probes": len(contact)},
         "counts": counts,
