@@ -385,7 +385,7 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     >>> r.q.shape, bool(r.converged.all())
     ((64, 9, 6), True)
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text bar: tqdm.auto warns in notebooks without ipywidgets
 
     space = load_space(space)
     tol, max_iterations = _check_tolerances(tol, max_iterations)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import segment
@@ -118,10 +118,15 @@ unit_vector = st.tuples(*[st.floats(-1.0, 1.0) for _ in range(3)]).filter(
     lambda v: max(map(abs, v)) > 1e-3)
 
 
+UNDERFLOW_MM = 1e-280    # below this a scaled penetration may round to 0 (subnormal range)
+
+
 @settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(c1=st.tuples(*[st.floats(-10.0, 10.0) for _ in range(3)]), n1=unit_vector,
        n2=unit_vector, r1=st.floats(0.1, 10.0), r2=st.floats(0.1, 10.0),
        exponent=st.integers(-1000, 1000), blend=st.floats(0.0, 100.0))
+@example(c1=(0.0, 0.0, 0.0), n1=(0.0, 1.0, 0.0), n2=(0.0, -5.334285799485649e-151, 1.0),
+         r1=1.0, r2=1.0, exponent=-82, blend=1.0)   # faces at 90 deg: faded to ~1e-300 mm
 def test_property_contact_finite_at_any_magnitude(c1, n1, n2, r1, r2, exponent, blend):
     """Any finite discs: finite results or a ValueError saying the magnitudes are out of range;
     and the geometry scaled by 2^k gives the penetration and point scaled by 2^k."""
@@ -138,7 +143,10 @@ def test_property_contact_finite_at_any_magnitude(c1, n1, n2, r1, r2, exponent, 
     assert res.penetration >= 0
     if abs(exponent) < 1000:
         base = disc_contact(Disc(c1, n1, r1), Disc([0.0, 0.0, 0.0], n2, r2), blend=blend)
-        assert res.regime == base.regime
+        # a penetration that underflows when scaled (e.g. faded out at 90 deg of tilt,
+        # facet item 9, to ~1e-300 mm) cannot be told from apart: its regime may flip
+        underflows = 0.0 < base.penetration and base.penetration * s < UNDERFLOW_MM
+        assert res.regime == base.regime or underflows
         assert math.isclose(res.penetration, base.penetration * s, rel_tol=SCALE_RTOL,
                             abs_tol=1e-9 * r1 * s)
         np.testing.assert_allclose(res.point, base.point * s, rtol=SCALE_RTOL,
