@@ -78,6 +78,8 @@ __all__ = [
     "plot",
     "render",
     "render_grid",
+    "screen_axes",
+    "tension_range",
 ]
 
 log = logging.getLogger(__name__)
@@ -698,6 +700,28 @@ def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None 
 
 
 # ============================================================== plotting layer
+def tension_range(results) -> tuple[float, float]:
+    """Tension colour range [N] of a set of results: 0 to the largest tension, rounded up to
+    5 N (at least 1 N)."""
+    return _default_range(results)
+
+
+def screen_axes(view: str) -> dict[str, tuple[float, float, float]]:
+    """Where the C6 axes point in ``view``: name -> (right, up, towards the viewer).
+
+    Components of the unit axes (anterior = +x, left = +y, superior = +z) along the screen's
+    right and up directions and along the line of sight towards the camera of :data:`VIEWS`.
+    """
+    direction, up = (np.asarray(a, float) for a in VIEWS[view])
+    towards = direction / np.linalg.norm(direction)
+    right = np.cross(-towards, up)
+    right /= np.linalg.norm(right)
+    true_up = np.cross(right, -towards)
+    names = ("anterior", "left", "superior")
+    return {n: (float(e @ right), float(e @ true_up), float(e @ towards))
+            for n, e in zip(names, np.eye(3), strict=True)}
+
+
 def _default_range(results) -> tuple[float, float]:
     top = max((s.tension for r in results for s in r.state.ligaments), default=0.0)
     return (0.0, float(max(1.0, np.ceil(top / 5.0) * 5.0)))
@@ -870,11 +894,15 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
 
 
 def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "auto",
-                geometry: VertebraGeometry | None = None) -> Path:
+                geometry: VertebraGeometry | None = None, scalar_bar: bool = True,
+                axes: bool = True) -> Path:
     """Render up to nine poses in a 3 x 3 grid (row by row) to one PNG.
 
-    One tension colour range [N] serves all panels, so colours compare across cases. With
-    ``view="auto"`` each panel uses the view of its own case (see :func:`render`).
+    One tension colour range [N] (:func:`tension_range`) serves all panels, so colours compare
+    across cases. With ``view="auto"`` each panel uses the view of its own case (see
+    :func:`render`). ``scalar_bar`` and ``axes`` draw the colour bar and the orientation axes in
+    the first panel; a caller that draws one shared colour bar and its own orientation keys
+    (the validation report) turns them off.
     """
     results = list(results)
     if not 1 <= len(results) <= 9:
@@ -890,7 +918,7 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
                                                                           geometry=geometry)
             scene = tpl.build(r.state, title=_title(r, short=True))
             _draw(pl, scene, clim=clim, view=_resolve_view(view, r), compact=True, labels=False,
-                  axes=(k == 0), scalar_bar=(k == 0))
+                  axes=axes and k == 0, scalar_bar=scalar_bar and k == 0)
         path = _image_path(path)
         pl.screenshot(str(path))
     finally:

@@ -35,10 +35,12 @@ def report_dir(tmp_path_factory):
 def test_report_writes_every_part(report_dir):
     out, rep = report_dir
     md = (out / "report.md").read_text()
-    for section in ("1. Summary", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
-                    "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
-                    "9. Parameter uncertainty", "10. Up to failure", "11. Calibration"):
-        assert f"## {section}" in md
+    sections = ("1. Findings", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
+                "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
+                "9. Parameter uncertainty", "10. Up to failure", "11. Calibration",
+                "12. References", "Appendix A. Inputs and run details")
+    at = [md.index(f"## {section}") for section in sections]
+    assert at == sorted(at), "sections in order, findings first, appendix last"
     for name in FIGURES:
         png = out / "figures" / f"{name}.png"
         assert png.stat().st_size > 10_000 and f"figures/{name}.png" in md
@@ -188,3 +190,72 @@ def test_failure_section_numbers_are_the_ramps(report_dir):
     assert fail.loc["FLX", "ultimate_scale"] == pytest.approx(r.ultimate_scale)
     assert seq[seq.case == "FLX"]["strip"].tolist() == r.failure_loads()["sequence"]
     assert len(fail) == 9
+
+
+def test_findings_open_the_report_and_come_from_the_numbers(report_dir):
+    """Findings first, with the model's and Moroney's numbers as computed; checksums last."""
+    out, _ = report_dir
+    md = (out / "report.md").read_text()
+    agree = pd.read_csv(out / "tables" / "agreement.csv")
+    intact = agree[agree.comparison == "intact vs Moroney intact"].set_index("case")
+    findings = md[md.index("## 1. Findings"):md.index("## 2. Main")]
+    for case, word in (("FLX", "stiffer"), ("AR", "softer")):
+        r = intact.loc[case]
+        assert (f"{case} is {word} than Moroney (model {r.model:.2f} deg vs "
+                f"{r.reference:.2f} deg at 1.8 N m") in findings
+    assert "LB match" in findings and "coincidence" in findings
+    reach = pd.read_csv(out / "tables" / "calibration_reach.csv")
+    for t in reach.itertuples():
+        assert f"needs {t.parameter} = {t.needed:.2f}" in findings
+    assert "sha256" not in md[:md.index("## 12. References")]
+    assert md.index("| file | sha256 |") > md.index("## Appendix A")
+
+
+def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
+    """Within/outside against reference +- the assumed SD; the fraction is the calibration's."""
+    from segment.calibration import load_targets
+    from segment.report import VERDICT_SD_FRACTION
+
+    out, _ = report_dir
+    ver = pd.read_csv(out / "tables" / "verdicts.csv")
+    intact = ver[ver.comparison == "intact vs Moroney intact"].set_index("case")
+    assert intact.loc["FLX", "verdict"] == "outside" and intact.loc["AR", "verdict"] == "outside"
+    assert intact.loc["LB", "verdict"] == "within" and intact.loc["EXT", "verdict"] == "within"
+    np.testing.assert_allclose(intact["corridor_high"] - intact["reference"],
+                               VERDICT_SD_FRACTION * intact["reference"])
+    inside = (intact.model >= intact.corridor_low) & (intact.model <= intact.corridor_high)
+    assert ((intact.verdict == "within") == inside).all()
+    assert set(ver[ver.comparison.str.startswith("disc only")].verdict) == {"within"}
+    assert (ver.comparison.str.contains("Voo")).any()
+    targets = load_targets().frame()
+    assumed = targets[targets.SD_basis == "assumed"]
+    np.testing.assert_allclose(assumed.SD / assumed.value.abs(), VERDICT_SD_FRACTION, rtol=1e-3)
+
+
+def test_shown_numbers_are_rounded_to_their_meaning():
+    """No 1e-20 in a table: one precision per quantity, zero-ish values print as 0."""
+    from segment.report import _md_table
+
+    df = pd.DataFrame({"case": ["a", "b", "c", "d"], "unit": ["mm", "mm", "deg", "deg"],
+                       "value": [0.561, -2.83e-20, 8.571, -4.0e-4],
+                       "residual": [1.7e-11, 0.0, 7.8e-11, 5.0e-11]})
+    rows = [line.split(" | ") for line in _md_table(df).splitlines()[2:]]
+    assert [r[2] for r in rows] == ["0.561", "0", "8.57", "0"]
+    assert rows[0][3] == "1.70e-11 |" and rows[1][3] == "0 |"
+    assert "e-20" not in _md_table(df)
+
+
+def test_figures_have_one_unit_per_axis_and_distinct_panels(report_dir):
+    _, rep = report_dir
+    coupled = rep.figures["coupled_displacements"]
+    ylabels = [ax.get_ylabel() for ax in coupled.axes if ax.get_ylabel()]
+    assert len(ylabels) == 18 and set(ylabels) == {"[mm]", "[deg]"}
+    curves = rep.figures["load_displacement"]
+    data = [tuple(np.round(np.asarray(line.get_ydata(), float), 9))
+            for ax in curves.axes if ax.get_visible() for line in ax.lines[:1]]
+    assert len(data) == 6 and len(set(data)) == 6, "every panel shows a different curve"
+    unc = rep.tables["uncertainty"]
+    for ax, unit in zip(rep.figures["uncertainty"].axes, ("mm", "deg"), strict=True):
+        sel = unc[unc.unit == unit]
+        lo, hi = ax.get_ylim()
+        assert lo < sel["low"].min() and hi > sel["high"].max(), "bands inside the axes"
