@@ -852,7 +852,7 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
             basis = f"± {v.TABLE2_REL_TOL:.0e} relative (rounding; consistency check)"
         else:
             half = VERDICT_SD_FRACTION * r.reference
-            basis = f"± {VERDICT_SD_FRACTION:.0%} (SD not available: assumed)"
+            basis = f"± {100 * VERDICT_SD_FRACTION:g} % (SD not available: assumed)"
         rows.append({"comparison": r.comparison, "case": r.case, "unit": r.unit,
                      "model": r.model, "reference": r.reference,
                      "corridor_low": r.reference - half, "corridor_high": r.reference + half,
@@ -930,7 +930,7 @@ def findings(*, agree: pd.DataFrame, verdicts: pd.DataFrame, bands: pd.DataFrame
         "What agrees: the disc alone reproduces Table 2 in all "
         f"{len(disc)} cases (largest deviation {disc.deviation_pct.abs().max():.1g} %; a check "
         "of eq. (1), not a validation). With ALL and PLL added (Moroney's posterior-removed "
-        f"specimens) the model stays within {VERDICT_SD_FRACTION:.0%} in "
+        f"specimens) the model stays within {100 * VERDICT_SD_FRACTION:g} % in "
         f"{n_post_ok} of {len(post)} cases (largest deviation {worst_post.case} "
         f"{worst_post.deviation_pct:+.1f} %{why_post}). Intact, "
         + ", ".join(f"{c} ({intact.loc[c, 'model']:.2f} vs {intact.loc[c, 'reference']:.2f} "
@@ -993,15 +993,17 @@ def findings(*, agree: pd.DataFrame, verdicts: pd.DataFrame, bands: pd.DataFrame
     rest = [c for c in sens.case.unique() if c not in ("LB",)]
     big = max(rest, key=lambda c: max(abs(spread(c)[0]), abs(spread(c)[2])))
     lo, lo_p, hi, hi_p = spread(big)
-    l0_led = [c for c in st.case.unique()
-              if st[st.case == c].sort_values("ST").iloc[-1].parameter.startswith("l0_")]
+    top = {c: st[st.case == c].sort_values("ST").iloc[-1].parameter for c in st.case.unique()}
+    l0_led = [c for c, p in top.items() if p.startswith("l0_")]
+    others = [f"{c}: {p}" for c, p in top.items() if not p.startswith("l0_")]
     out.append(
-        "Why: the response is governed by assumptions, not by the published stiffnesses. The "
-        f"largest one-at-a-time change is in {big} ({lo:+.0f} % at {lo_p}, {hi:+.0f} % at "
-        f"{hi_p}); a ligament rest length (Table 4 gives whole millimetres, ±0.5 mm) has "
-        f"the largest Sobol index in {len(l0_led)} of {st.case.nunique()} cases "
-        f"({', '.join(l0_led)}). Until rest lengths, the facet gap and Moroney's SDs are "
-        "known, a deviation smaller than those spreads says little either way.")
+        "Why the deviations are hard to read: the largest one-at-a-time change is in "
+        f"{big} ({lo:+.0f} % at {lo_p}, {hi:+.0f} % at {hi_p}); a ligament rest length "
+        "(Table 4 gives whole millimetres: ±0.5 mm) has the largest Sobol index in "
+        f"{len(l0_led)} of {len(top)} cases ({', '.join(l0_led)})"
+        + (f", another parameter in the rest ({', '.join(others)})" if others else "")
+        + ". Until the rest lengths, the facet gap and Moroney's SDs are known, a deviation "
+        "smaller than these spreads says little either way.")
     return out
 
 
@@ -1330,7 +1332,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     opening.text(
         "Each comparison with published data is judged against the reference's corridor: "
         "Moroney's mean ± SD where the SD is available. Moroney's SDs are not available to "
-        f"us, so the corridor used throughout is the reference ± {VERDICT_SD_FRACTION:.0%} "
+        f"us, so the corridor used throughout is the reference ± {100 * VERDICT_SD_FRACTION:g} % "
         "(the SD assumed for calibration, section 11); published ranges (Voo et al. 1998) are "
         "used as they are. Disc only against Table 2 is a consistency check with the rounding "
         "tolerance. Comparisons without a reference value (intact force cases, the published "

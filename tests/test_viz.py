@@ -272,3 +272,18 @@ def test_dislocated_facets_get_a_halo(model, ruptured_result, tmp_path):
     assert spread["right"] > 5.0 and spread["left"] < 1e-9
     assert "right: DISLOCATED" in scene.labels and "left: DISLOCATED" not in scene.labels
     assert red_fraction(disl, tmp_path / "disl.png") > 0.001   # the halo is visible
+
+
+def test_screen_axes_of_the_lateral_and_posterior_views():
+    """Lateral view from the left: anterior points to screen left, superior up, left at the
+    viewer; posterior view: left points to screen left (the camera is behind the subject)."""
+    lat = viz.screen_axes("lateral")
+    np.testing.assert_allclose(lat["anterior"], (-1, 0, 0), atol=1e-12)
+    np.testing.assert_allclose(lat["superior"], (0, 1, 0), atol=1e-12)
+    np.testing.assert_allclose(lat["left"], (0, 0, 1), atol=1e-12)
+    post = viz.screen_axes("posterior")
+    assert post["left"][0] < -0.9 and post["superior"][1] > 0.9
+    assert post["anterior"][2] < -0.8           # away from the viewer
+    for view in viz.VIEWS:                      # each axis a unit vector in screen coordinates
+        for comps in viz.screen_axes(view).values():
+            assert np.linalg.norm(comps) == pytest.approx(1.0)
