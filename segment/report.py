@@ -890,13 +890,16 @@ def _pct(x: float) -> str:
 
 
 def findings(*, agree: pd.DataFrame, verdicts: pd.DataFrame, bands: pd.DataFrame,
-             sens: pd.DataFrame, sobol, reach: pd.DataFrame, disp: pd.DataFrame) -> list[str]:
+             sens: pd.DataFrame, sobol, reach: pd.DataFrame, disp: pd.DataFrame,
+             units: Mapping[str, str] | None = None) -> list[str]:
     """The report's opening findings, one sentence group per point, written from the numbers.
 
     Parameters are the tables the report shows (agreement, verdicts, uncertainty bands of the
     main displacements, one-at-a-time sensitivity, Sobol result, calibration reach, the
-    displacement table); no number in the findings is typed by hand.
+    displacement table); ``units`` maps a parameter to its unit. No number in the findings is
+    typed by hand.
     """
+    units = {k: u for k, u in (units or {}).items() if u and u != "-"}
     intact = agree[(agree.comparison == "intact vs Moroney intact")
                    & np.isfinite(agree["reference"])].set_index("case")
     verdict = verdicts.set_index(["comparison", "case"])["verdict"]
@@ -982,11 +985,12 @@ def findings(*, agree: pd.DataFrame, verdicts: pd.DataFrame, bands: pd.DataFrame
             continue
         side = "below" if t.outside_by < 0 else "above"
         bound = t.lower if t.outside_by < 0 else t.upper
+        unit = f" {units[t.parameter]}" if t.parameter in units else ""
         out.append(
             f"What calibration can and cannot fix: for {t.target} (target {t.value:.2f}) the "
             f"best set within the ranges reaches {t.best_within_ranges:.2f} (from "
-            f"{t.start_prediction:.2f}); meeting it needs {t.parameter} = {t.needed:.2f}, "
-            f"{abs(t.outside_by):.2f} {side} its bound {bound:g} "
+            f"{t.start_prediction:.2f}); meeting it needs {t.parameter} = {t.needed:.2f}{unit}, "
+            f"{abs(t.outside_by):.2f}{unit} {side} its bound {bound:g}{unit} "
             f"({t.outside_by_range_widths:.2f} range widths outside), and that change makes "
             f"{t.other_targets_missed or 'no other target'} miss.")
     # the sensitivity as a whole
@@ -1327,7 +1331,8 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
         "validation_flexion_stiffness"), failure=fail)
     opening = Report(rep.title)
     opening.bullets(findings(agree=agree, verdicts=verdicts, bands=unc_bands, sens=sens,
-                             sobol=sobol, reach=rep.tables["calibration_reach"], disp=disp))
+                             sobol=sobol, reach=rep.tables["calibration_reach"], disp=disp,
+                             units=dict(zip(space.names, space.units, strict=True))))
     opening.subheading("Verdict per comparison")
     opening.text(
         "Each comparison with published data is judged against the reference's corridor: "
