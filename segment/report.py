@@ -1169,7 +1169,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
              "piecewise-linear disc (stiffness changes sign-wise), ligament slack and support "
              "points, and the onset of facet contact.")
     rep.figure("load_displacement", fig_curves(curves, ref, cases),
-               "Load–displacement curves of the three configurations")
+               "Load–displacement curves of the three configurations, one panel per loaded "
+               "coordinate: cases that load it with opposite signs are the two halves of one "
+               "curve and share the panel")
     rep.tables["load_displacement"] = _denoise(curves)
 
     # 5. element forces
