@@ -77,8 +77,9 @@ def _rows():
     ("SD", "-0.1", "column 'SD': must be > 0, got -0.1"),
     ("SD", "nan", "column 'SD': expected a finite number, got 'nan'"),
     ("value", "inf", "column 'value': expected a finite number, got 'inf'"),
-    ("value", "", "column 'value': expected a number, got ''"),
-    ("value", "abc", "column 'value': expected a number, got 'abc'"),
+    ("value", "", "column 'value': expected a number, got '' (an empty cell)"),
+    ("value", "abc", "column 'value': expected a plain number (the unit is in the column "
+                     "header), got 'abc'"),
     ("SD_basis", "guessed", "column 'SD_basis': unknown value 'guessed'"),
     ("source", "", "column 'source': empty"),
 ])
@@ -87,7 +88,7 @@ def test_bad_target_is_a_clear_error(tmp_path, column, value, message):
     rows[2][rows[0].index(column)] = value
     path = tmp_path / "t.csv"
     _write(path, rows)
-    with pytest.raises(ValueError, match="t.csv, row 2, " + _re(message)):
+    with pytest.raises(ValueError, match="t.csv, line 3 \\(row 2\\), " + _re(message)):
         Targets.from_csv(path)
 
 
@@ -104,18 +105,47 @@ def test_targets_file_structure_errors(tmp_path):
     with pytest.raises(ValueError, match=r"missing column\(s\) \['source'\]"):
         Targets.from_csv(path)
     _write(path, [rows[0], rows[1], rows[1]])
-    with pytest.raises(ValueError, match="row 2: duplicate target"):
+    with pytest.raises(ValueError, match=r"\(row 2\): duplicate target"):
         Targets.from_csv(path)
     _write(path, [rows[0]])
-    with pytest.raises(ValueError, match="no targets"):
+    with pytest.raises(ValueError, match="no data rows"):
         Targets.from_csv(path)
     _write(path, [rows[0], rows[1][:3]])
-    with pytest.raises(ValueError, match="row 1: expected 7 fields, got 3"):
+    with pytest.raises(ValueError, match=r"\(row 1\): expected 7 fields \(.*\), got 3"):
         Targets.from_csv(path)
     with pytest.raises(ValueError, match="targets file not found"):
         Targets.from_csv(tmp_path / "missing.csv")
     with pytest.raises(ValueError, match="SD factor must be a finite number > 0"):
         load_targets().with_sd_scaled(0)
+
+
+def test_targets_share_the_io_reader(tmp_path, targets):
+    """Byte-order mark accepted, a ';'-separated file gets a hint, every error of the file in
+    one message naming line, row, column and value."""
+    rows = _rows()
+    path = tmp_path / "t.csv"
+    _write(path, rows)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    back = Targets.from_csv(path)
+    assert back.labels == targets.labels
+    np.testing.assert_array_equal(back.values, targets.values)
+    path.write_text(";".join(rows[0]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"separated by ';' \(semicolons\), not commas"):
+        Targets.from_csv(path)
+    bad = [list(r) for r in rows]
+    bad[1][rows[0].index("SD")] = "-1"
+    bad[3][rows[0].index("case")] = "XYZ"
+    bad[5][rows[0].index("value")] = "1,5"
+    _write(path, bad)
+    with pytest.raises(ValueError) as exc:
+        Targets.from_csv(path)
+    text = str(exc.value)
+    assert text.startswith("t.csv: 3 errors: ")
+    for part in ("line 2 (row 1), column 'SD': must be > 0, got -1",
+                 "line 4 (row 3), column 'case': unknown value 'XYZ'",
+                 "line 6 (row 5), column 'value': expected a number, got '1,5': a decimal "
+                 "comma?"):
+        assert part in text
 
 
 # ---------------------------------------------------------------------------- forward model
@@ -345,7 +375,7 @@ def test_cli_bad_targets_is_one_line_error(tmp_path, capsys):
     _write(bad, rows)
     assert main(["calibrate", "--targets", str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "t.csv, row 1, column 'SD': must be > 0" in err
+    assert err.count("\n") == 0 and "t.csv, line 2 (row 1), column 'SD': must be > 0" in err
     assert not (tmp_path / "o").exists()
 
 
