@@ -416,3 +416,83 @@ def test_predictive_bands_nine_cases_six_components(model, synthetic):
     assert (b.converged_fraction == 1.0).all()
     with pytest.raises(ValueError, match="unknown configuration"):
         cal.predictive_bands(model, r, space=sub, n=8, configuration="cadaver")
+
+
+# ---------------------------------------------------------------------------- ICR (validation)
+# closed-form centres: solve of a 2x2 system, round-off only
+ICR_ATOL_MM = 1e-9
+
+
+@pytest.mark.parametrize(("centre", "a1", "a2"), [
+    ((-6.6, 5.5), 0.0, math.radians(2.6)),
+    ((3.0, -20.0), math.radians(-5.6), math.radians(4.0)),
+    ((0.0, 0.0), 0.3, -0.2),
+])
+def test_planar_centre_recovers_a_pure_rotation_about_a_known_point(centre, a1, a2):
+    c = np.array(centre)
+    u = np.array([-2.8, 17.4])              # a body point in body coordinates [mm]
+
+    def R(a):
+        return np.array([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
+
+    # the body turns about c: X(a) = c + R(a) (X0 - c), X0 = u at a = 0
+    p1, p2 = c + R(a1) @ (u - c), c + R(a2) @ (u - c)
+    np.testing.assert_allclose(cal.planar_centre(p1, a1, p2, a2), c, atol=ICR_ATOL_MM)
+    # the order of the poses does not matter
+    np.testing.assert_allclose(cal.planar_centre(p2, a2, p1, a1), c, atol=ICR_ATOL_MM)
+    with pytest.raises(ValueError, match="must differ in angle"):
+        cal.planar_centre(p1, a1, p1 + 1.0, a1)
+
+
+def test_icr_offset_maps_translation_and_rotation_of_the_reference():
+    c = np.array([-8.6, 8.7])
+    np.testing.assert_allclose(cal.icr_offset(c, (-8.0, 6.0)), [-0.6, 2.7], atol=1e-12)
+    # a 1 mm shift of the reference point shifts the offset by -1 mm
+    np.testing.assert_allclose(cal.icr_offset(c, (-7.0, 6.0)) - cal.icr_offset(c, (-8.0, 6.0)),
+                               [-1.0, 0.0], atol=1e-12)
+    # axes turned by 90 deg about +y: their anterior axis is our -z (Ry(90) maps x to -z)
+    np.testing.assert_allclose(cal.icr_offset((0.0, 1.0), (0.0, 0.0), axes_deg=90.0),
+                               [-1.0, 0.0], atol=1e-12)
+    # a turn of the axes keeps the distance
+    d = cal.icr_offset(c, (0.0, 6.0), axes_deg=7.0)
+    assert np.linalg.norm(d) == pytest.approx(np.linalg.norm(c - [0.0, 6.0]))
+
+
+def test_reference_points_follow_the_c6_body_of_the_geometry_file(tmp_path):
+    refs = cal.c6_reference_points()
+    np.testing.assert_allclose(refs["superior endplate centre"], [0.0, 6.0])
+    np.testing.assert_allclose(refs["posterior-superior corner"], [-8.0, 6.0])
+    np.testing.assert_allclose(refs["anterior-superior corner"], [8.0, 6.0])
+    rows = list(csv.reader(open(segment.io.data_dir() / "vertebra_geometry.csv",
+                                encoding="utf-8")))
+    i = next(k for k, r in enumerate(rows) if r[:2] == ["C6", "body"])
+    rows[i][rows[0].index("z1_mm")] = "7.5"
+    rows[i][rows[0].index("a1_mm")] = "7"
+    path = tmp_path / "g.csv"
+    _write(path, rows)
+    refs = cal.c6_reference_points(path)
+    np.testing.assert_allclose(refs["posterior-superior corner"], [-7.0, 7.5])
+    _write(path, [r for r in rows if r[:2] != ["C6", "body"]])
+    with pytest.raises(ValueError, match="no C6 body row"):
+        cal.c6_reference_points(path)
+
+
+def test_icr_comparison_verdicts_follow_the_published_ci(model):
+    t = cal.icr_comparison({"published": model}, moments_Nm=(1.8,))
+    assert list(t.reference_point) == list(cal.ICR_REFERENCE_POINTS)
+    c = cal.flexion_extension_centre(model, moment_Nm=1.8)
+    np.testing.assert_allclose(t[["x_mm", "z_mm"]].to_numpy(), np.tile(c, (3, 1)))
+    lo_a, mean_a, hi_a = cal.ANDERST_ICR_MM["anterior"]
+    lo_s, mean_s, hi_s = cal.ANDERST_ICR_MM["superior"]
+    for row in t.itertuples():
+        assert row.anterior_mm == pytest.approx(row.x_mm - row.ref_x_mm)
+        assert row.superior_mm == pytest.approx(row.z_mm - row.ref_z_mm)
+        inside = lo_a <= row.anterior_mm <= hi_a and lo_s <= row.superior_mm <= hi_s
+        assert (row.verdict == "within") == inside
+        # the point that would put our centre on their mean does so
+        np.testing.assert_allclose(
+            cal.icr_offset(c, (row.ref_for_mean_x_mm, row.ref_for_mean_z_mm)),
+            [mean_a, mean_s], atol=1e-12)
+    # the finite centre of the model lies in the sagittal plane between the bodies' origins:
+    # below the C5 origin (s_z = 17.4 mm above C6's), posterior of the disc's anterior face
+    assert 0.0 < c[1] < 17.4 and c[0] < 8.0
