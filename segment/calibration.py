@@ -968,14 +968,15 @@ def icr_comparison(models: dict, *, geometry=None,
     return pd.DataFrame(rows)
 
 
-def validation_only(models: dict) -> dict:
+def validation_only(models: dict, *, geometry=None) -> dict:
     """Compare models with published data never used as a target.
 
     ``models`` maps a label (e.g. ``published``, ``calibrated``) to an intact model. Returns
     two DataFrames: ``flexion_stiffness`` (secant flexion stiffness M / phi_y from the
     unloaded pose at :data:`VOO_MOMENTS_NM`, against Voo et al. 1998's corridor) and ``icr``
     (:func:`icr_comparison`: the flexion-extension centre of rotation against Anderst et al.
-    2013, from each assumed reference point of :data:`ICR_REFERENCE_POINTS`).
+    2013, from each assumed reference point of :data:`ICR_REFERENCE_POINTS` on the C6 body of
+    ``geometry``, a ``vertebra_geometry.csv``; default: the packaged one).
     """
     from segment.equilibrium import solve
     from segment.loads import Load
@@ -992,7 +993,8 @@ def validation_only(models: dict) -> dict:
                          "phi_y_deg": rot, "secant_stiffness_Nm_per_deg": M / rot,
                          "Voo_1998_low": VOO_STIFFNESS_RANGE[0],
                          "Voo_1998_high": VOO_STIFFNESS_RANGE[1]})
-    return {"flexion_stiffness": pd.DataFrame(rows), "icr": icr_comparison(models)}
+    return {"flexion_stiffness": pd.DataFrame(rows),
+            "icr": icr_comparison(models, geometry=geometry)}
 
 
 # ---------------------------------------------------------------------------- MCMC
