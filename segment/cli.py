@@ -292,12 +292,7 @@ def _cmd_calibrate(args, argv) -> int:
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g")
         written.append(out / "posterior_diagnostics.csv")
-        verdict = ("reliable" if post.autocorr_reliable
-                   else "chain too short for a reliable estimate")
-        print(f"posterior: {post.n_samples} draws in {post.elapsed:.1f} s, acceptance "
-              f"{post.acceptance.mean():.2f}, max autocorrelation time "
-              f"{post.autocorr.max():.0f} steps ({verdict}), max split-R-hat "
-              f"{post.rhat.max():.3f}")
+        print(post.summary())
     if result.misfit:
         print("structural misfit: some targets are out of reach within the parameter ranges "
               "(see calibration_misfits.csv)")

@@ -349,6 +349,13 @@ def test_posterior_samples_cover_the_truth(model, space, targets):
     # the Laplace SD and the sampled SD agree where the posterior is nearly Gaussian
     np.testing.assert_allclose(s.std(axis=0), r.posterior_sd, rtol=0.35)
     assert post.diagnostics().shape[0] == 2
+    # burn-in and thinning from the autocorrelation time
+    tau = post.autocorr.max()
+    assert 0 < post.discard <= 1500 // 2
+    assert post.discard == pytest.approx(cal.BURN_IN_TAUS * tau, rel=0.5)
+    assert post.thin == max(1, int(0.5 * post.autocorr.min()))
+    assert post.samples.shape == (len(range(post.discard, 1500, post.thin)) * 16, 2)
+    assert post.converged and post.summary().endswith(": converged")
     with pytest.raises(ValueError, match="n_walkers must be even"):
         sample_posterior(model, t, space=sub, n_walkers=3)
 
@@ -361,6 +368,23 @@ def _two_parameter_problem(model, space, targets):
     t0 = targets.subset(rows)
     y = cal._Forward(model, sub, t0)(np.array([[1.05, 0.9]]))[0][0]
     return sub, t0.with_values(y)
+
+
+def test_short_chain_says_not_converged_and_walkers_start_inside(model, space, targets):
+    sub, t = _two_parameter_problem(model, space, targets)
+    # a MAP on the upper bound of disc_phi_z: truth beyond the range
+    t = t.with_values(cal._Forward(model, sub, t)(np.array([[1.05, 1.4]]))[0][0])
+    r = calibrate(model, t, space=sub)
+    assert r.x[1] == pytest.approx(sub.upper[1])
+    post = sample_posterior(model, t, space=sub, start=r, n_walkers=8, n_steps=12, seed=1)
+    assert not post.converged
+    assert "NOT converged" in post.summary()
+    # walkers start inside the ranges (Laplace draws redrawn, not clipped onto the face)
+    u = (post.chain[0] - sub.lower) / (sub.upper - sub.lower)
+    assert np.all((u > 1e-3) & (u < 1 - 1e-3))
+    assert len(np.unique(post.chain[0][:, 1])) == 8
+    with pytest.raises(ValueError, match="discard must be in"):
+        sample_posterior(model, t, space=sub, n_walkers=8, n_steps=12, discard=11)
 
 
 def test_posterior_on_a_dask_cluster_is_the_in_process_chain(model, space, targets):
