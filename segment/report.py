@@ -606,6 +606,25 @@ def _calibration_section(rep, model, data_dir) -> None:
     agree = pd.read_csv(shipped / "calibration_agreement.csv")
     rep.table("calibration_parameters", params)
     rep.table("calibration_agreement", agree)
+    post = pd.read_csv(shipped / "posterior_diagnostics.csv")
+    mixed = bool((post.rhat < cal.RHAT_CONVERGED).all())
+    long_enough = bool((post.kept_over_autocorr > 50).all())
+    rep.text("Posterior samples (emcee, differential-evolution moves, walkers started from "
+             "the Laplace posterior truncated to the ranges; burn-in 5 autocorrelation times, "
+             "thinned by half of one) by the same command: "
+             f"max split-R-hat {post.rhat.max():.3f} (mixed when every R-hat < "
+             f"{cal.RHAT_CONVERGED:g}), kept chain {post.kept_over_autocorr.min():.0f} "
+             "autocorrelation times of the slowest parameter (emcee asks for > 50), effective "
+             f"sample size {post.effective_samples.min():.0f} or more per parameter. "
+             + ("**The chains converged** by both criteria."
+                if mixed and long_enough else
+                "**The chains did not converge**: "
+                + ("R-hat is too high" if not mixed else "")
+                + (" and " if not mixed and not long_enough else "")
+                + ("the chain is too short for a reliable autocorrelation time"
+                   if not long_enough else "")
+                + "; read the posterior as indicative only."))
+    rep.table("posterior_diagnostics", post)
     rep.text("Can any parameter set within the ranges meet the intact flexion and axial "
              "rotation targets on its own? A local bounded search from the nominal set finds "
              "the best prediction within the ranges. If that still misses, Newton on the real "
