@@ -292,9 +292,9 @@ def _cmd_calibrate(args, argv) -> int:
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g")
         written.append(out / "posterior_diagnostics.csv")
+        print(post.summary())
     elif (out / "posterior_diagnostics.csv").exists():
         (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
-        print(post.summary())
     if result.misfit:
         print("structural misfit: some targets are out of reach within the parameter ranges "
               "(see calibration_misfits.csv)")
