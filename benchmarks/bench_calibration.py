@@ -9,9 +9,10 @@ Ratios are measured in one run on the same machine:
 * ``posterior``: ``sample_posterior`` with ``--samples`` draws (the walkers' halves evaluated
   in one parameter-set launch each), against evaluating single parameter sets one launch at
   a time on the first ``--baseline`` draws (draws per second). The MCMC diagnostics
-  (acceptance, autocorrelation time, split-R-hat) are recorded with the time.
+  (acceptance, autocorrelation time, kept chain in autocorrelation times, split-R-hat, the
+  converged verdict) are recorded with the time.
 
-    python benchmarks/bench_calibration.py [--samples 100000] [--walkers 128]
+    python benchmarks/bench_calibration.py [--samples 100000] [--walkers 64]
                                            [--baseline 200] [--repeat 3] [--out FILE]
 """
 
@@ -54,7 +55,7 @@ def _map_fd(model, targets, space):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=100_000)
-    ap.add_argument("--walkers", type=int, default=128)
+    ap.add_argument("--walkers", type=int, default=64)
     ap.add_argument("--baseline", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=None)
@@ -99,7 +100,10 @@ def main(argv=None) -> None:
         "autocorr_max_steps": float(np.nanmax(post.autocorr)),
         "autocorr_reliable": post.autocorr_reliable,
         "rhat_max": float(np.nanmax(post.rhat)),
-        "discard": post.discard}
+        "kept_over_autocorr_min": float(np.nanmin(post.kept_steps / post.autocorr)),
+        "effective_samples_min": float(np.nanmin(post.effective_samples)),
+        "converged": post.converged,
+        "discard": post.discard, "thin": post.thin}
     out["machine"]["load_average_after"] = os.getloadavg()
     emit(out, args.out)
 

@@ -15,6 +15,7 @@ warnings.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -190,9 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default="sensitivity",
                    help="output folder for CSV and figures (default: sensitivity)")
     p.add_argument("--seed", type=int, default=0, help="seed of the Sobol design (default 0)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="Dask scheduler address (tcp://host:8786), or 'local' for a "
-                        "LocalCluster on this machine (default: in-process, all cores)")
+    _scheduler_option(p)
     p.add_argument("--save-samples", action="store_true",
                    help="Sobol: also write every solved parameter set to samples.parquet")
     p = _command(sub, "calibrate", help="Bayesian calibration against observed responses: "
@@ -209,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=0, metavar="N",
                    help="also draw about N posterior samples by MCMC (emcee, c5c6-segment[study]) "
                         "and write posterior_diagnostics.csv (default 0: none)")
+    _scheduler_option(p)
     return parser
 
 
@@ -218,6 +218,38 @@ def _data_file(args, given, name, default):
     if args.data is not None and (Path(args.data) / name).exists():
         return Path(args.data) / name
     return default
+
+
+@contextlib.contextmanager
+def _dask_client(scheduler):
+    """A Dask client for ``--scheduler`` (None: yields None, in-process): an address, or
+    ``local`` for a LocalCluster of 2 single-threaded worker processes on this machine."""
+    if scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError('--scheduler needs dask.distributed: pip install '
+                         '"c5c6-segment[study]"') from None
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler, timeout=30)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _scheduler_option(p) -> None:
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="Dask scheduler address (tcp://host:8786), or 'local' for a "
+                        "LocalCluster on this machine (default: in-process, all cores)")
 
 
 def _cmd_calibrate(args, argv) -> int:
@@ -252,18 +284,17 @@ def _cmd_calibrate(args, argv) -> int:
     if args.samples:
         n_walkers = max(2 * space.dim, 64)
         n_walkers += n_walkers % 2
-        post = sample_posterior(model, targets, space=space, start=result, n_walkers=n_walkers,
-                                n_steps=max(4, -(-args.samples // n_walkers)),
-                                progress=not args.quiet)
+        with _dask_client(args.scheduler) as client:
+            post = sample_posterior(model, targets, space=space, start=result,
+                                    n_walkers=n_walkers,
+                                    n_steps=max(4, -(-args.samples // n_walkers)),
+                                    progress=not args.quiet, client=client)
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g")
         written.append(out / "posterior_diagnostics.csv")
-        verdict = ("reliable" if post.autocorr_reliable
-                   else "chain too short for a reliable estimate")
-        print(f"posterior: {post.n_samples} draws in {post.elapsed:.1f} s, acceptance "
-              f"{post.acceptance.mean():.2f}, max autocorrelation time "
-              f"{post.autocorr.max():.0f} steps ({verdict}), max split-R-hat "
-              f"{post.rhat.max():.3f}")
+        print(post.summary())
+    elif (out / "posterior_diagnostics.csv").exists():
+        (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     if result.misfit:
         print("structural misfit: some targets are out of reach within the parameter ranges "
               "(see calibration_misfits.csv)")
@@ -316,28 +347,10 @@ def _cmd_sensitivity(args) -> int:
 
     from segment.sobol import dominant_parameters, fig_sobol, sobol_study
 
-    client = cluster = None
-    try:
-        if args.scheduler is not None:
-            try:
-                from distributed import Client, LocalCluster
-            except ImportError:
-                raise UsageError('--scheduler needs dask.distributed: pip install '
-                                 '"c5c6-segment[study]"') from None
-            if args.scheduler == "local":
-                cluster = LocalCluster(n_workers=2, threads_per_worker=1,
-                                       dashboard_address=None)
-                client = Client(cluster)
-            else:
-                client = Client(args.scheduler, timeout=30)
+    with _dask_client(args.scheduler) as client:
         result = sobol_study(model, space=space, cases=cases, n=args.n, seed=args.seed,
                              client=client, progress=not args.quiet,
                              keep_samples=args.save_samples)
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
     result.to_csv(out / "sobol_indices.csv")
     for index in ("ST", "S1"):
         fig = fig_sobol(result, index=index)

@@ -245,12 +245,13 @@ def parse_number(text: str) -> float:
                      f"got {text!r}")
 
 
-def _read_text(path: Path) -> str:
-    """The file as text: UTF-8 with or without a byte-order mark."""
+def _read_text(path: Path, what: str = "") -> str:
+    """The file as text: UTF-8 with or without a byte-order mark (``what``: which kind of
+    file, for the not-found message)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ValueError(f"{path}: file not found") from None
+        raise ValueError(f"{path}: {what + ' ' if what else ''}file not found") from None
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, expected a CSV file") from None
     except OSError as exc:
@@ -268,12 +269,14 @@ class _Table:
     """A CSV file with row/column-aware accessors that collect precise errors.
 
     Errors name the file line (1 = header) and the data row (1 = first data row). With
-    ``collect=True`` (the parameter tables) up to :data:`MAX_ERRORS` of one file are collected
-    and raised together by :meth:`finish`; otherwise the first error raises at once.
+    ``collect=True`` (the parameter tables, the parameter-space and target files) up to
+    :data:`MAX_ERRORS` of one file are collected and raised together by :meth:`finish`;
+    otherwise the first error raises at once. ``what`` names the kind of file in the
+    not-found message (e.g. ``"targets"``).
     """
 
     def __init__(self, path: Path, required: tuple[str, ...], *, strict: bool = True,
-                 collect: bool = False):
+                 collect: bool = False, what: str = ""):
         self.path = Path(path)
         self.name = self.path.name
         self.strict = strict
@@ -281,7 +284,7 @@ class _Table:
         self.errors: list[str] = []
         self.bad_rows: set[int] = set()
         self.broken_rows: set[int] = set()
-        text = _read_text(self.path)
+        text = _read_text(self.path, what)
         try:
             reader = csv.reader(io.StringIO(text, newline=""))
             lines = []

@@ -405,8 +405,11 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
             log.info("solve_sets: %d / %d parameter sets", min(m_sets, s + size), m_sets)
     else:
         _require("distributed")
-        model_f = client.scatter(model, broadcast=True)
-        space_f = client.scatter(space, broadcast=True)
+        # hash=False: a fresh key per call. With the default content hash, two calls with the
+        # same model share one key, and releasing the first call's future deletes the data
+        # the second call's tasks depend on ("lost dependencies"; every MCMC step calls us)
+        model_f = client.scatter(model, broadcast=True, hash=False)
+        space_f = client.scatter(space, broadcast=True, hash=False)
         futures = [client.submit(_solve_chunk, model_f, space_f, P[s:s + size], F, *args,
                                  pure=False) for s in starts]
         if progress:

@@ -32,7 +32,6 @@ the exact derivative of the packed arrays by the complex step (:meth:`pack_deriv
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
 import math
@@ -43,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from segment.disc import DOF_NAMES
-from segment.io import FACET_SIDES, LIGAMENT_NAMES, data_dir
+from segment.io import FACET_SIDES, LIGAMENT_NAMES, _Table, data_dir, parse_number
 from segment.tangent import (
     F_BLEND,
     F_C1,
@@ -118,25 +117,32 @@ class ParameterSpace:
         Raises
         ------
         ValueError
-            One message naming the file, the row (1 = first data row), the column and the
-            value: missing column, empty or duplicate name, unknown element or field, a target
+            One message with every error of the file (up to ``io.MAX_ERRORS``), each naming
+            the line, the row (1 = first data row), the column and the value (the reader of
+            :mod:`segment.io`: a byte-order mark is accepted, a ';'- or tab-separated file gets
+            a hint): missing column, empty or duplicate name, unknown element or field, a target
             set twice, a non-number, lower > upper, nominal outside the bounds, an unknown
             distribution or one without its parameters, an empty source.
         """
         path = default_space_path() if path is None else Path(path)
-        name, rows = csv_records(path, COLUMNS, "parameter-space")
-        if not rows:
-            raise ValueError(f"{name}: no parameters (no data rows)")
+        t = _Table(path, tuple(c for c in COLUMNS if c != "source"), collect=True,
+                   what="parameter-space")
+
+        class _RowError(Exception):
+            pass
 
         def err(i, col, msg):
-            return ValueError(f"{name}, row {i}, column {col!r}: {msg}")
+            # recorded in the table (all errors of the file raise together at the end); the
+            # rest of this row is skipped, its checks depend on the failed cell
+            t.error(i, col, msg)
+            return _RowError()
 
         def number(i, row, col):
             raw = row[col]
             try:
-                v = float(raw)
-            except ValueError:
-                raise err(i, col, f"expected a number, got {raw!r}") from None
+                v = parse_number(raw)
+            except ValueError as exc:
+                raise err(i, col, str(exc)) from None
             if not math.isfinite(v):
                 raise err(i, col, f"expected a finite number, got {raw!r}")
             return v
@@ -144,78 +150,85 @@ class ParameterSpace:
         out = {k: [] for k in ("names", "targets", "fields", "units", "nominal", "lower",
                                "upper", "distributions", "mu", "sigma", "sources")}
         seen_targets: dict[tuple[str, str, str], int] = {}
-        for i, row in rows:
-            pname = row["name"]
-            if not pname:
-                raise err(i, "name", "empty")
-            if pname in out["names"]:
-                raise err(i, "name", f"duplicate parameter {pname!r} (already in row "
-                                     f"{out['names'].index(pname) + 1})")
-            targets = []
-            for part in row["element"].split(";"):
-                kind, _, key = part.strip().partition(":")
-                if kind not in FIELDS or not key:
-                    raise err(i, "element", f"unknown element {part.strip()!r}; expected "
-                                            "disc:<dof>, ligament:<name> or facet:<side>")
-                if key not in _keys(kind):
-                    raise err(i, "element", f"unknown {kind} {key!r}; expected one of "
-                                            f"{', '.join(_keys(kind))}")
-                targets.append((kind, key))
-            kinds = {k for k, _ in targets}
-            if len(kinds) != 1:
-                raise err(i, "element", f"one parameter changes one kind of element, got "
-                                        f"{row['element']!r}")
-            kind = targets[0][0]
-            field = row["field"]
-            if field not in FIELDS[kind]:
-                raise err(i, "field", f"unknown field {field!r} for a {kind}; expected one of "
-                                      f"{', '.join(FIELDS[kind])}")
-            for kind_, key in targets:
-                t = (kind_, key, field)
-                if t in seen_targets:
-                    raise err(i, "element", f"{kind_}:{key} {field} is already set by row "
-                                            f"{seen_targets[t]}")
-                seen_targets[t] = i
-            nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
-            if not lower < upper:
-                raise err(i, "lower", f"lower must be < upper, got lower {lower:g} and upper "
-                                      f"{upper:g}")
-            if not lower <= nominal <= upper:
-                raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
-                                        f"{upper:g}], got {nominal:g}")
-            if field in ("stiffness_scale", "l0_mm", "radius_mm") and not lower > 0:
-                raise err(i, "lower", f"{field} must stay > 0, got lower {lower:g}")
-            if field == "gap_mm" and lower < 0:
-                raise err(i, "lower", f"gap_mm must stay >= 0, got lower {lower:g}")
-            if field == "blend_C" and lower < 0:
-                raise err(i, "lower", f"blend_C must stay >= 0, got lower {lower:g}")
-            if field == "inclination_deg" and not (-90 < lower and upper < 90):
-                raise err(i, "lower", f"inclination_deg must stay within (-90, 90), got "
-                                      f"[{lower:g}, {upper:g}]")
-            dist = row["distribution"]
-            if dist not in DISTRIBUTIONS:
-                raise err(i, "distribution", f"unknown distribution {dist!r}; expected one of "
-                                             f"{', '.join(DISTRIBUTIONS)}")
-            mu = sigma = math.nan
-            if dist != "uniform":
-                for col in ("dist_mu", "dist_sigma"):
-                    if not row[col]:
-                        what = ("mean and SD of ln(value)" if dist == "lognormal"
-                                else "mean and SD")
-                        raise err(i, col, f"a {dist} prior needs dist_mu and dist_sigma "
-                                          f"({what}), got an empty cell")
-                mu, sigma = number(i, row, "dist_mu"), number(i, row, "dist_sigma")
-                if not sigma > 0:
-                    raise err(i, "dist_sigma", f"must be > 0, got {sigma:g}")
-                if dist == "lognormal" and not lower > 0:
-                    raise err(i, "lower", f"a lognormal prior needs lower > 0, got {lower:g}")
-            else:
-                for col in ("dist_mu", "dist_sigma"):
-                    if row[col]:
-                        raise err(i, col, f"a uniform prior takes no parameters (its bounds "
-                                          f"are lower and upper), got {row[col]!r}")
-            if not row["source"]:
-                raise err(i, "source", "empty; every row must say where its range comes from")
+        seen_names: dict[str, int] = {}
+        for i, row in t.rows():
+            if i in t.broken_rows:
+                continue
+            try:
+                pname = row["name"]
+                if not pname:
+                    raise err(i, "name", "empty")
+                if pname in seen_names:
+                    raise err(i, "name", f"duplicate parameter {pname!r} (already in row "
+                                         f"{seen_names[pname]})")
+                seen_names[pname] = i
+                targets = []
+                for part in row["element"].split(";"):
+                    kind, _, key = part.strip().partition(":")
+                    if kind not in FIELDS or not key:
+                        raise err(i, "element", f"unknown element {part.strip()!r}; expected "
+                                                "disc:<dof>, ligament:<name> or facet:<side>")
+                    if key not in _keys(kind):
+                        raise err(i, "element", f"unknown {kind} {key!r}; expected one of "
+                                                f"{', '.join(_keys(kind))}")
+                    targets.append((kind, key))
+                kinds = {k for k, _ in targets}
+                if len(kinds) != 1:
+                    raise err(i, "element", f"one parameter changes one kind of element, got "
+                                            f"{row['element']!r}")
+                kind = targets[0][0]
+                field = row["field"]
+                if field not in FIELDS[kind]:
+                    raise err(i, "field", f"unknown field {field!r} for a {kind}; expected one of "
+                                          f"{', '.join(FIELDS[kind])}")
+                for kind_, key in targets:
+                    tk = (kind_, key, field)
+                    if tk in seen_targets:
+                        raise err(i, "element", f"{kind_}:{key} {field} is already set by row "
+                                                f"{seen_targets[tk]}")
+                    seen_targets[tk] = i
+                nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
+                if not lower < upper:
+                    raise err(i, "lower", f"lower must be < upper, got lower {lower:g} and upper "
+                                          f"{upper:g}")
+                if not lower <= nominal <= upper:
+                    raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
+                                            f"{upper:g}], got {nominal:g}")
+                if field in ("stiffness_scale", "l0_mm", "radius_mm") and not lower > 0:
+                    raise err(i, "lower", f"{field} must stay > 0, got lower {lower:g}")
+                if field == "gap_mm" and lower < 0:
+                    raise err(i, "lower", f"gap_mm must stay >= 0, got lower {lower:g}")
+                if field == "blend_C" and lower < 0:
+                    raise err(i, "lower", f"blend_C must stay >= 0, got lower {lower:g}")
+                if field == "inclination_deg" and not (-90 < lower and upper < 90):
+                    raise err(i, "lower", f"inclination_deg must stay within (-90, 90), got "
+                                          f"[{lower:g}, {upper:g}]")
+                dist = row["distribution"]
+                if dist not in DISTRIBUTIONS:
+                    raise err(i, "distribution", f"unknown distribution {dist!r}; expected one of "
+                                                 f"{', '.join(DISTRIBUTIONS)}")
+                mu = sigma = math.nan
+                if dist != "uniform":
+                    for col in ("dist_mu", "dist_sigma"):
+                        if not row[col]:
+                            what = ("mean and SD of ln(value)" if dist == "lognormal"
+                                    else "mean and SD")
+                            raise err(i, col, f"a {dist} prior needs dist_mu and dist_sigma "
+                                              f"({what}), got an empty cell")
+                    mu, sigma = number(i, row, "dist_mu"), number(i, row, "dist_sigma")
+                    if not sigma > 0:
+                        raise err(i, "dist_sigma", f"must be > 0, got {sigma:g}")
+                    if dist == "lognormal" and not lower > 0:
+                        raise err(i, "lower", f"a lognormal prior needs lower > 0, got {lower:g}")
+                else:
+                    for col in ("dist_mu", "dist_sigma"):
+                        if row[col]:
+                            raise err(i, col, f"a uniform prior takes no parameters (its bounds "
+                                              f"are lower and upper), got {row[col]!r}")
+            except _RowError:
+                continue
+            if not t.ok(i):      # e.g. an empty source
+                continue
             out["names"].append(pname)
             out["targets"].append(tuple(targets))
             out["fields"].append(field)
@@ -227,6 +240,7 @@ class ParameterSpace:
             out["mu"].append(mu)
             out["sigma"].append(sigma)
             out["sources"].append(row["source"])
+        t.finish()
         arrays = {}
         for k in ("nominal", "lower", "upper", "mu", "sigma"):
             a = np.array(out[k], dtype=float)
@@ -503,33 +517,3 @@ def load_space(space=None) -> ParameterSpace:
     if space is None:
         return _default_space(str(default_space_path()))
     return ParameterSpace.from_csv(space)
-
-
-def csv_records(path: Path, columns, what: str) -> tuple[str, list[tuple[int, dict]]]:
-    """``(file name, [(row number, {column: stripped cell})])`` of a UTF-8 CSV table.
-
-    ValueErrors name the file: not found (``what`` says which file), not UTF-8, empty, a
-    missing column of ``columns``, a row with another number of fields than the header. Rows
-    count from 1 (the first data row); blank lines are skipped."""
-    name = path.name
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            lines = [ln for ln in csv.reader(fh, skipinitialspace=True)
-                     if any(c.strip() for c in ln)]
-    except FileNotFoundError:
-        raise ValueError(f"{path}: {what} file not found") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
-    if not lines:
-        raise ValueError(f"{name}: empty file")
-    header = [h.strip() for h in lines[0]]
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(f"{name}: missing column(s) {missing}; expected {list(columns)}")
-    rows = []
-    for i, cells in enumerate(lines[1:], start=1):
-        if len(cells) != len(header):
-            raise ValueError(f"{name}, row {i}: expected {len(header)} fields, got "
-                             f"{len(cells)}")
-        rows.append((i, {h: c.strip() for h, c in zip(header, cells, strict=True)}))
-    return name, rows

@@ -509,5 +509,6 @@ def test_sensitivity_tornado_and_bad_space_file(tmp_path, capsys):
     code = cli_main(["sensitivity", "--space", str(bad), "--out", str(tmp_path / "u")])
     err = capsys.readouterr().err.strip()
     assert code == 2
-    assert err.startswith("segment: error: space.csv, row 21, column 'element': unknown disc "
+    assert err.startswith("segment: error: space.csv, line 22 (row 21), column 'element': "
+                          "unknown disc "
                           "'phi_w'")

@@ -52,7 +52,8 @@ def test_packaged_space_reads_and_names_every_assumption(space):
     (4, "field", "thickness_mm", "unknown field 'thickness_mm'"),
     (1, "dist_sigma", "", "needs dist_mu and dist_sigma"),
     (0, "distribution", "beta", "unknown distribution 'beta'"),
-    (5, "lower", "abc", "expected a number"),
+    (5, "lower", "abc", "expected a plain number (the unit is in the column header), got "
+                        "'abc'"),
     (6, "name", "l0_ALL", "duplicate parameter 'l0_ALL'"),
     (6, "element", "ligament:ALL", "ligament:ALL l0_mm is already set by row 6"),
     (7, "source", "", "empty"),
@@ -66,7 +67,8 @@ def test_bad_rows_are_one_clear_error(tmp_path, row, column, value, message):
     with pytest.raises(ValueError) as exc:
         ParameterSpace.from_csv(path)
     text = str(exc.value)
-    assert text.startswith(f"space.csv, row {row + 1}, column {column!r}")
+    # the reader of segment.io: the file line (header = line 1) and the data row
+    assert text.startswith(f"space.csv, line {row + 2} (row {row + 1}), column {column!r}")
     assert message in text
 
 
@@ -75,8 +77,38 @@ def test_missing_column_and_missing_file(tmp_path):
     header = [h for h in rows[0] if h != "dist_sigma"]
     with pytest.raises(ValueError, match=r"space.csv: missing column\(s\) \['dist_sigma'\]"):
         ParameterSpace.from_csv(_write(tmp_path, rows, header))
-    with pytest.raises(ValueError, match="not found"):
+    with pytest.raises(ValueError, match="parameter-space file not found"):
         ParameterSpace.from_csv(tmp_path / "nope.csv")
+
+
+def test_byte_order_mark_is_read(tmp_path, space):
+    path = _write(tmp_path, _rows())
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    back = ParameterSpace.from_csv(path)
+    assert back.names == space.names
+    np.testing.assert_array_equal(back.lower, space.lower)
+
+
+def test_semicolon_separated_file_gets_a_hint(tmp_path):
+    path = _write(tmp_path, _rows())
+    path.write_text(path.read_text(encoding="utf-8").replace(",", ";"), encoding="utf-8")
+    with pytest.raises(ValueError, match="separated by ';' \\(semicolons\\), not commas"):
+        ParameterSpace.from_csv(path)
+
+
+def test_all_errors_of_the_file_in_one_message(tmp_path):
+    rows = _rows()
+    rows[0]["lower"] = "abc"
+    rows[2]["distribution"] = "beta"
+    rows[4]["source"] = ""
+    with pytest.raises(ValueError) as exc:
+        ParameterSpace.from_csv(_write(tmp_path, rows))
+    text = str(exc.value)
+    assert text.startswith("space.csv: 3 errors: ")
+    for part in ("line 2 (row 1), column 'lower': expected a plain number", "got 'abc'",
+                 "line 4 (row 3), column 'distribution': unknown distribution 'beta'",
+                 "line 6 (row 5), column 'source': empty"):
+        assert part in text
 
 
 def test_nominal_set_packs_to_the_model(model, space):
