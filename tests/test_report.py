@@ -227,6 +227,13 @@ def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
     assert ((intact.verdict == "within") == inside).all()
     assert set(ver[ver.comparison.str.startswith("disc only")].verdict) == {"within"}
     assert (ver.comparison.str.contains("Voo")).any()
+    # the centre of rotation: per assumed C6 reference point and coordinate, against the CI
+    icr = ver[ver.comparison.str.contains("Anderst")]
+    icr_table = pd.read_csv(out / "tables" / "validation_icr.csv")
+    assert len(icr) == 2 * icr_table.reference_point.nunique()
+    assert icr.case.str.contains("(assumed)", regex=False).all()
+    assert ((icr.verdict == "within")
+            == ((icr.model >= icr.corridor_low) & (icr.model <= icr.corridor_high))).all()
     targets = load_targets().frame()
     assumed = targets[targets.SD_basis == "assumed"]
     np.testing.assert_allclose(assumed.SD / assumed.value.abs(), VERDICT_SD_FRACTION, rtol=1e-3)
