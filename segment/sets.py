@@ -135,7 +135,7 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, 
         if with_sens:
             if unloaded_ok:
                 _, J = _residual_jacobian(q, zero, packed)
-                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch[i],
+                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
                                          dq_u[i])
             else:
                 dq_u[i] = np.nan
@@ -176,8 +176,8 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, 
             if with_sens:
                 if st == CONVERGED:
                     _, J = _residual_jacobian(q, f, packed)
-                    _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i],
-                                             touch[i], dq_out[i, j])
+                    _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
+                                             dq_out[i, j])
                 else:
                     dq_out[i, j] = np.nan
 
@@ -371,14 +371,17 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     dP = np.ascontiguousarray(P - space.nominal)
     if sensitivities:
         dglob, dlig, dfac = space.pack_derivative(model, P)
-        touch = touch_flags(dglob, dlig, dfac)
+        # which elements each direction moves, for the chunk at once (a direction that moves
+        # an element in any set is evaluated in every set: a zero derivative, computed)
+        touch = touch_flags((dglob != 0).any(axis=0), (dlig != 0).any(axis=0),
+                            (dfac != 0).any(axis=0))
         dq_u = np.empty((m_sets, 6, d))
         dq = np.empty((m_sets, n_loads, 6, d))
     else:
         dglob = np.zeros((1, 1, glob.shape[1]))
         dlig = np.zeros((1, 1, *lig.shape[1:]))
         dfac = np.zeros((1, 1, *fac.shape[1:]))
-        touch = np.zeros((1, 1, 2 + lig.shape[1] + fac.shape[1]), dtype=np.int8)
+        touch = np.zeros((1, 2 + lig.shape[1] + fac.shape[1]), dtype=np.int8)
         dq_u = np.zeros((1, 6, 1))
         dq = np.zeros((1, 1, 6, 1))
     q_u = np.empty((m_sets, 6))
@@ -474,7 +477,9 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     elapsed = time.perf_counter() - t0
 
     def cat(k):
-        return np.concatenate([p[k] for p in parts]) if parts[0][k] is not None else None
+        if parts[0][k] is None:
+            return None
+        return parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts])
 
     return SetsResult(P=P, names=space.names, units=space.units, loads=F, load_names=names,
                       q=cat(0), status=cat(1), iterations=cat(2), q_unloaded=cat(3),
