@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -346,9 +347,32 @@ def _no_start(n_loads, d):
             np.full((n_loads, 6, d), np.nan))
 
 
+_NOMINAL_CACHE: dict = {}
+"""Recent nominal starts by (model, space, loads, tol, max_iterations); entries hold weak
+references to the model and the space and count only while both are the same objects."""
+NOMINAL_CACHE_SIZE = 8
+
+
 def _nominal_start(model, space: ParameterSpace, F, tol, max_iterations):
     """The nominal set's equilibria and their sensitivities ``(q_u, dq_u/dp, q, dq/dp)``, the
-    start ``q_nom + dq_nom (p - p_nom)`` of every set's Newton (NaN where they failed)."""
+    start ``q_nom + dq_nom (p - p_nom)`` of every set's Newton (NaN where they failed).
+
+    Cached per model, space, loads and tolerances: a calibration calls :func:`solve_sets`
+    with one set many times, and the nominal start (one set with sensitivities, tens of
+    milliseconds with the Python packing) would then cost more than the set itself.
+    """
+    key = (id(model), id(space), F.tobytes(), float(tol), int(max_iterations))
+    hit = _NOMINAL_CACHE.get(key)
+    if hit is not None and hit[0]() is model and hit[1]() is space:
+        return hit[2]
+    start = _nominal_start_uncached(model, space, F, tol, max_iterations)
+    if len(_NOMINAL_CACHE) >= NOMINAL_CACHE_SIZE:
+        _NOMINAL_CACHE.pop(next(iter(_NOMINAL_CACHE)), None)
+    _NOMINAL_CACHE[key] = (weakref.ref(model), weakref.ref(space), start)
+    return start
+
+
+def _nominal_start_uncached(model, space: ParameterSpace, F, tol, max_iterations):
     p_nom = space.nominal[None]
     q, st, _, q_u, st_u, _, dq, dq_u = _solve_chunk(model, space, p_nom, F, tol,
                                                     max_iterations, True, None, start=None)
