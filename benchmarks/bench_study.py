@@ -8,12 +8,15 @@ All ratios are measured in one run on the same machine:
   (``space.apply``) on the first ``--baseline-sets`` of the same sets. Targets: >= 150,000
   equilibria/s on 2 cores, >= 3x the loop.
 * ``sensitivities``: ``solve_sets(..., sensitivities=True)`` (dq*/dp for all 21 parameters of
-  every equilibrium) against the same solve without. Target: <= 2x the solve.
+  every equilibrium) against the same solve without, in ``--sens-rounds`` interleaved rounds
+  (plain, with, plain, with, ...: both arms under the same machine load); the ratio of the
+  median times. Target: <= 2x the solve.
 * ``sobol``: ``segment.sobol.sobol_study`` with >= ``--sobol-n`` evaluations x nine cases
   (sampling, solving, indices with bootstrap). Target: <= 30 s for 1e5.
 
     python benchmarks/bench_study.py [--sets 20000] [--baseline-sets 300]
-                                     [--sens-sets 2000] [--sobol-n 100000] [--out FILE]
+                                     [--sens-sets 2000] [--sens-rounds 7]
+                                     [--sobol-n 100000] [--out FILE]
 """
 
 from __future__ import annotations
@@ -37,17 +40,24 @@ TARGET_RATE = 150_000
 TARGET_LOOP_RATIO = 3.0
 TARGET_SENS_RATIO = 2.0
 TARGET_SOBOL_S = 30.0
+SENS_CHUNK = 512
+"""Sets per launch in both arms of the sensitivity ratio (solve_sets' default with
+sensitivities)."""
 
 
 def _best(fn, rounds):
+    """``(best time, result of the best run, median time)`` over ``rounds`` runs."""
     best = None
+    times = []
     for _ in range(rounds):
         r = fn()
+        times.append(r[0])
         best = r if best is None or r[0] < best[0] else best
-    return best
+    return best[0], best[1], float(np.median(times))
 
 
-def run(n_sets: int, n_baseline: int, n_sens: int, sobol_n: int, rounds: int) -> dict:
+def run(n_sets: int, n_baseline: int, n_sens: int, sobol_n: int, rounds: int,
+        sens_rounds: int) -> dict:
     model = segment.c5c6()
     space = load_space()
     loads = list(segment.LOAD_CASES.values())
@@ -61,10 +71,11 @@ def run(n_sets: int, n_baseline: int, n_sens: int, sobol_n: int, rounds: int) ->
         return r.elapsed, r
 
     print(f"  solve_sets, {n_sets} sets x {len(loads)} cases...", file=sys.stderr, flush=True)
-    t_sets, r = _best(sets, rounds)
+    t_sets, r, t_median = _best(sets, rounds)
     n_eq = n_sets * (len(loads) + 1)
-    out["sets"] = {"sets": n_sets, "loads": len(loads), "equilibria": n_eq,
+    out["sets"] = {"sets": n_sets, "loads": len(loads), "equilibria": n_eq, "rounds": rounds,
                    "seconds": t_sets, "per_second": n_eq / t_sets,
+                   "per_second_median": n_eq / t_median,
                    "converged_fraction": float(r.converged.mean()),
                    "iterations_mean": float(r.iterations.mean())}
 
@@ -78,7 +89,7 @@ def run(n_sets: int, n_baseline: int, n_sens: int, sobol_n: int, rounds: int) ->
 
     print(f"  loop of solve_many over {n_baseline} per-set models...", file=sys.stderr,
           flush=True)
-    t_loop, q_loop = _best(loop, rounds)
+    t_loop, q_loop, _ = _best(loop, rounds)
     loop_rate = n_baseline * (len(loads) + 1) / t_loop
     out["loop_solve_many"] = {"sets": n_baseline, "seconds": t_loop, "per_second": loop_rate,
                               "max_abs_q_difference": float(
@@ -87,19 +98,31 @@ def run(n_sets: int, n_baseline: int, n_sens: int, sobol_n: int, rounds: int) ->
     Ps = P[:n_sens]
 
     def plain():
-        rr = solve_sets(model, Ps, loads, chunk=512)
+        rr = solve_sets(model, Ps, loads, chunk=SENS_CHUNK)
         return rr.elapsed, rr
 
     def sens():
-        rr = solve_sets(model, Ps, loads, sensitivities=True)
+        rr = solve_sets(model, Ps, loads, sensitivities=True, chunk=SENS_CHUNK)
         return rr.elapsed, rr
 
-    print(f"  sensitivities, {n_sens} sets...", file=sys.stderr, flush=True)
-    t_plain, _ = _best(plain, rounds)
-    t_sens, rs = _best(sens, rounds)
-    out["sensitivities"] = {"sets": n_sens, "parameters": space.dim,
-                            "seconds_solve": t_plain, "seconds_solve_and_sensitivities": t_sens,
-                            "ratio": t_sens / t_plain,
+    print(f"  sensitivities, {n_sens} sets, {sens_rounds} interleaved rounds...",
+          file=sys.stderr, flush=True)
+    # interleaved (plain, sens, plain, sens, ...) so that both see the same machine load;
+    # the ratio of the medians, and the median of the per-round ratios
+    t_plain, t_sens = [], []
+    for _ in range(sens_rounds):
+        t_plain.append(plain()[0])
+        t, rs = sens()
+        t_sens.append(t)
+    per_round = [b / a for a, b in zip(t_plain, t_sens, strict=True)]
+    ratio = float(np.median(t_sens) / np.median(t_plain))
+    out["sensitivities"] = {"sets": n_sens, "parameters": space.dim, "rounds": sens_rounds,
+                            "chunk": SENS_CHUNK,
+                            "seconds_solve_median": float(np.median(t_plain)),
+                            "seconds_solve_and_sensitivities_median": float(np.median(t_sens)),
+                            "ratio": ratio,
+                            "ratio_per_round_median": float(np.median(per_round)),
+                            "ratio_per_round_min_max": [min(per_round), max(per_round)],
                             "finite_fraction": float(np.isfinite(rs.dq_dp).mean())}
 
     print(f"  Sobol study, >= {sobol_n} evaluations...", file=sys.stderr, flush=True)
@@ -127,7 +150,10 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-sets", type=int, default=300)
     ap.add_argument("--sens-sets", type=int, default=2000)
     ap.add_argument("--sobol-n", type=int, default=100_000)
-    ap.add_argument("--rounds", type=int, default=2, help="best of this many runs")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="runs of the rate and the loop (best and median reported)")
+    ap.add_argument("--sens-rounds", type=int, default=7,
+                    help="interleaved rounds of the sensitivity ratio (median)")
     ap.add_argument("--out", default=None, help="also write the JSON here")
     a = ap.parse_args(argv)
     report = {
@@ -135,7 +161,7 @@ def main(argv=None) -> int:
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
                     "cpu_count": os.cpu_count(), "numba_threads": numba.get_num_threads(),
                     "load_average_1_5_15": list(os.getloadavg())},
-        **run(a.sets, a.baseline_sets, a.sens_sets, a.sobol_n, a.rounds),
+        **run(a.sets, a.baseline_sets, a.sens_sets, a.sobol_n, a.rounds, a.sens_rounds),
     }
     report["machine"]["numba_threading_layer"] = numba.threading_layer()
     report["machine"]["load_average_after"] = list(os.getloadavg())

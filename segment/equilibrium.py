@@ -38,7 +38,7 @@ from numba import njit
 
 from segment._vec import add, dot, mat_vec, sub
 from segment.disc import DOF_NAMES
-from segment.facet import DISLOCATED, _contact
+from segment.facet import DISLOCATED, _contact, _contact_force
 from segment.kinematics import cardan_xyz, pose
 from segment.loads import Load
 from segment.model import Segment, SegmentState, _predict_row, _residual, _residual_jacobian
@@ -119,15 +119,19 @@ def _norm_phi(r):
 
 
 @njit(cache=True)
-def _solve6(J, b):
-    """``J^{-1} b`` for the (6, 6) Jacobian by Gaussian elimination with partial pivoting.
+def _lu6(J):
+    """LU factors of the (6, 6) Jacobian by Gaussian elimination with partial pivoting.
 
-    Returns ``(x, ok)``; ``ok`` is False when a pivot is exactly zero (singular, as LAPACK's
-    dgesv reports it). Written out because LAPACK's call overhead dominates at this size.
+    Returns ``(a, piv, ok)``: ``a`` holds U on and above the diagonal and the multipliers of L
+    below it, ``piv[k]`` the row swapped with row k at step k; ``ok`` is False when a pivot is
+    exactly zero (singular, as LAPACK's dgetrf reports it). Written out because LAPACK's call
+    overhead dominates at this size. One factorisation serves any number of right-hand sides
+    (:func:`_lu6_solve`): the Newton step (:func:`_solve6`) and the D parameter columns of
+    the sensitivities (:mod:`segment.sensitivity`).
     """
     n = 6
     a = J.copy()
-    x = b.copy()
+    piv = np.empty(n, dtype=np.int64)
     for k in range(n):
         p = k
         big = abs(a[k, k])
@@ -135,24 +139,59 @@ def _solve6(J, b):
             if abs(a[i, k]) > big:
                 big = abs(a[i, k])
                 p = i
+        piv[k] = p
         if big == 0.0:
-            return x, False
-        if p != k:
-            for j in range(k, n):
+            return a, piv, False
+        if p != k:   # columns k on: the multipliers of earlier steps stay where they were
+            for j in range(k, n):    # made, as :func:`_lu6_solve` replays the steps in order
                 a[k, j], a[p, j] = a[p, j], a[k, j]
-            x[k], x[p] = x[p], x[k]
         for i in range(k + 1, n):
             factor = a[i, k] / a[k, k]
+            a[i, k] = factor
             if factor != 0.0:
                 for j in range(k + 1, n):
                     a[i, j] -= factor * a[k, j]
-                x[i] -= factor * x[k]
+    return a, piv, True
+
+
+@njit(cache=True)
+def _lu6_solve(a, piv, x):
+    """Overwrite ``x`` (6, k) with ``J^{-1} x`` from the factors of :func:`_lu6`.
+
+    Row swaps and eliminations are applied in the order of the factorisation, so a single
+    column gives bit for bit the numbers of eliminating it alongside the matrix.
+    """
+    n = 6
+    nd = x.shape[1]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            for j in range(nd):
+                x[k, j], x[p, j] = x[p, j], x[k, j]
+        for i in range(k + 1, n):
+            factor = a[i, k]
+            if factor != 0.0:
+                for j in range(nd):
+                    x[i, j] -= factor * x[k, j]
     for k in range(n - 1, -1, -1):
-        s = x[k]
-        for j in range(k + 1, n):
-            s -= a[k, j] * x[j]
-        x[k] = s / a[k, k]
-    return x, True
+        for j in range(nd):
+            s = x[k, j]
+            for m in range(k + 1, n):
+                s -= a[k, m] * x[m, j]
+            x[k, j] = s / a[k, k]
+
+
+@njit(cache=True)
+def _solve6(J, b):
+    """``J^{-1} b`` for the (6, 6) Jacobian (:func:`_lu6`, :func:`_lu6_solve`).
+
+    Returns ``(x, ok)``; ``ok`` is False when a pivot is exactly zero (singular).
+    """
+    x = b.copy()
+    a, piv, ok = _lu6(J)
+    if ok:
+        _lu6_solve(a, piv, x.reshape((6, 1)))
+    return x, ok
 
 
 @njit(cache=True)
@@ -244,10 +283,20 @@ def _beyond_limits(q, packed, lig_out, fac_out):
     ``lig_out[i]``: ligament i past eps_max, the strain of point C (Table 3); ``fac_out[j]``:
     facet j dislocated (regime ``dislocated`` of :mod:`segment.facet`, item 9).
     """
+    return _limits_and_facet_forces(q, packed, lig_out, fac_out,
+                                    np.empty(packed[2].shape[0]))
+
+
+@njit(cache=True)
+def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
+    """:func:`_beyond_limits`, and the contact force magnitude [N] of each facet joint into
+    ``force_out`` from the same contact evaluation (the residual's facet term: the force of
+    the penetration ``u``, zero when apart)."""
     glob, lig, fac = packed
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
+    law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     R, _, _ = _axes(q, R0)
     p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
     any_flag = False
@@ -262,10 +311,11 @@ def _beyond_limits(q, packed, lig_out, fac_out):
         n = mat_vec(R, _rows3(fac, i, F_N1))
         c2 = _rows3(fac, i, F_C2)
         n2 = _rows3(fac, i, F_N2)
-        regime = _contact((c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
-                          fac[i, F_R1], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
-                          (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND],
-                          glob[G_LAW + 3] > 0.5)[3]
+        u, _, _, regime, _, _, _ = _contact(
+            (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
+            fac[i, F_R1], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
+            (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND], law[3] > 0.5)
+        force_out[i] = _contact_force(u, law)[0].real if u.real > 0.0 else 0.0
         fac_out[i] = regime == DISLOCATED
         any_flag = any_flag or fac_out[i]
     return any_flag

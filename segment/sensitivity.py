@@ -44,7 +44,7 @@ from numba import njit
 from segment._dual import vscale
 from segment._vec import add, cross, dot, mat_vec, norm, scale, sub
 from segment.disc import DOF_NAMES
-from segment.equilibrium import solve
+from segment.equilibrium import _lu6, _lu6_solve, solve
 from segment.facet import _contact, _contact_force
 from segment.facet_dual import _contact_dual, _contact_force_dual
 from segment.kinematics import _add_point_force, _pose
@@ -331,44 +331,6 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
     _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out)
 
 
-@njit(cache=True)
-def _solve6_multi(J, B):
-    """``J^-1 B`` for (6, 6) ``J`` and (6, D) ``B`` by Gaussian elimination with partial
-    pivoting; ``(X, ok)`` with ok False for an exactly singular J."""
-    n = 6
-    a = J.copy()
-    x = B.copy()
-    nd = B.shape[1]
-    for k in range(n):
-        piv = k
-        big = abs(a[k, k])
-        for i in range(k + 1, n):
-            if abs(a[i, k]) > big:
-                big = abs(a[i, k])
-                piv = i
-        if big == 0.0:
-            return x, False
-        if piv != k:
-            for j in range(k, n):
-                a[k, j], a[piv, j] = a[piv, j], a[k, j]
-            for j in range(nd):
-                x[k, j], x[piv, j] = x[piv, j], x[k, j]
-        for i in range(k + 1, n):
-            factor = a[i, k] / a[k, k]
-            if factor != 0.0:
-                for j in range(k + 1, n):
-                    a[i, j] -= factor * a[k, j]
-                for j in range(nd):
-                    x[i, j] -= factor * x[k, j]
-    for k in range(n - 1, -1, -1):
-        for j in range(nd):
-            s = x[k, j]
-            for m in range(k + 1, n):
-                s -= a[k, m] * x[m, j]
-            x[k, j] = s / a[k, k]
-    return x, True
-
-
 def touch_flags(dglob, dlig, dfac) -> np.ndarray:
     """Which elements each parameter direction moves: int8 array (..., D, 1 + n + m + 1).
 
@@ -402,15 +364,15 @@ def _equilibrium_sensitivity(q, J, packed, dglob, dlig, dfac, touch, out):
 
     Returns False (and leaves NaN in ``out``) when J is singular.
     """
-    dR = np.empty((6, dglob.shape[0]))
-    _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, dR)
-    x, ok = _solve6_multi(J, dR)
+    a, piv, ok = _lu6(J)
     if not ok:
         out[:, :] = np.nan
         return False
+    _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out)
+    _lu6_solve(a, piv, out)     # one factorisation for all D columns
     for k in range(6):
-        for d in range(dR.shape[1]):
-            out[k, d] = -x[k, d]
+        for d in range(out.shape[1]):
+            out[k, d] = -out[k, d]
     return True
 
 

@@ -463,15 +463,18 @@ class ParameterSpace:
         dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
         P = self.check(P)
-        d = P.shape[1]
-        parts: tuple[list, list, list] = ([], [], [])
+        m_sets, d = P.shape
+        out = None
         Pc = P.astype(complex)
         for j in range(d):       # one parameter at a time: M complex sets, not M x D
             Pc[:, j] += 1j * COMPLEX_STEP
-            for part, x in zip(parts, self.pack(model, Pc), strict=True):
-                part.append(x.imag * (1.0 / COMPLEX_STEP))
+            packed = self.pack(model, Pc)
+            if out is None:     # written in place: no list of D arrays to stack
+                out = tuple(np.empty((m_sets, d, *x.shape[1:])) for x in packed)
+            for part, x in zip(out, packed, strict=True):
+                np.multiply(x.imag, 1.0 / COMPLEX_STEP, out=part[:, j])
             Pc[:, j] = P[:, j]
-        return tuple(np.stack(part, axis=1) for part in parts)
+        return out
 
     def sets_frame(self, P):
         """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""

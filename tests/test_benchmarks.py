@@ -21,7 +21,7 @@ SMOKE = {
     "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
-                       "--sobol-n", "200", "--rounds", "1"],
+                       "--sobol-n", "200", "--rounds", "1", "--sens-rounds", "2"],
 }
 
 

@@ -47,6 +47,40 @@ def test_sets_equal_solve_many_of_each_model(model, space, P, loads, in_process)
                                    [f.force for f in state.facets], rtol=1e-6, atol=1e-6)
 
 
+# a set of the report's Sobol design (N = 256, seed 0, row 3149: large facet gap, steep left
+# facet, soft disc in phi_x) whose LB case the kernel once failed (load stepping restarted from
+# the predicted pose); solve() converges over three load steps from the reference pose
+SOBOL_ROW_3149 = [0.4423573878593743, 49.92933690805191, 44.2799144162266, 4.941124129574746,
+                  15.128969695910667, 17.57236400526017, 17.00437995325774, 15.109895094297826,
+                  16.44889631215483, 5.778944239020348, 1.173543092235923, 0.9358626220375299,
+                  1.1923793241381646, 1.118099132925272, 0.9376874465495348,
+                  1.1767064034938812, 0.999809542298317, 1.1475451342761516,
+                  0.8126580204814673, 0.8962646283209325, 0.9523912858217954]
+
+
+def test_fast_path_equals_solve_of_each_set(model, space, loads):
+    """The kernel starts Newton from the nominal equilibrium moved by its sensitivities and
+    falls back to solve()'s path: per set it must find solve()'s equilibrium, status (6 for
+    beyond the failure limits included) and facet forces, on random sets over the whole
+    space and on the Sobol set that once failed."""
+    P = np.vstack([space.sample(40, seed=5), space.lower, space.upper, SOBOL_ROW_3149])
+    r = solve_sets(model, P, loads, space=space, chunk=16)
+    for k in range(P.shape[0]):
+        m = space.apply(model, P[k])
+        u = m.unloaded
+        assert r.status_unloaded[k] == u.status, k
+        np.testing.assert_allclose(r.q_unloaded[k], u.q, atol=SAME_Q, rtol=0)
+        for j, load in enumerate(loads):
+            ref = segment.solve(m, load)
+            assert r.status[k, j] == ref.status, (k, load.name, ref.message)
+            np.testing.assert_allclose(r.q[k, j], ref.q, atol=SAME_Q, rtol=0,
+                                       err_msg=f"set {k}, {load.name}")
+            np.testing.assert_allclose(r.facet_force[k, j],
+                                       [f.force for f in ref.state.facets], rtol=1e-6,
+                                       atol=1e-6)
+    assert r.converged[-1].all()
+
+
 def test_sensitivities_in_the_kernel_equal_the_single_solve(model, space, P, loads):
     r = solve_sets(model, P[:3], loads, space=space, sensitivities=True, chunk=2)
     for k in range(3):
