@@ -50,3 +50,13 @@ def test_benchmark_script_runs(script, tmp_path):
             lo, mid, hi = (case[k]["reference"] for k in
                            ("ratio_min_over_rounds", "ratio", "ratio_max_over_rounds"))
             assert 0 < lo <= mid <= hi
+
+
+def test_before_after_arm_prints_one_json_line():
+    """``bench_sets_ab.py`` (one arm of an alternating old/new comparison) prints its JSON."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sets_ab.py"), "smoke",
+                          "--sets", "16", "--sens-sets", "8"], check=True, capture_output=True,
+                         text=True, cwd=ROOT / "benchmarks", timeout=600)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["label"] == "smoke" and report["converged"] == 1.0
+    assert report["rate_best"] > 0 and report["sens_ratio_of_medians"] > 0
