@@ -33,16 +33,17 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import segment._jit_cache  # noqa: F401  (first: chooses numba's cache folder, see its docstring)
-from segment.batch import BatchResult, solve_many
-from segment.disc import DOF_NAMES, DiscStiffness
-from segment.equilibrium import EquilibriumResult, solve
-from segment.facet import ContactLaw, Disc, FacetJoint, disc_contact
-from segment.io import LIGAMENT_NAMES, load_parameters
-from segment.kinematics import ReferencePose
-from segment.ligament import Ligament, TrilinearCurve
-from segment.loads import Load
-from segment.model import Segment
-from segment.ramp import RampResult, ramp
+from segment import _aliases
+from segment.core.io import LIGAMENT_NAMES, load_parameters
+from segment.core.model import Segment
+from segment.elements.disc import DOF_NAMES, DiscStiffness
+from segment.elements.facet import ContactLaw, Disc, FacetJoint, disc_contact
+from segment.elements.kinematics import ReferencePose
+from segment.elements.ligament import Ligament, TrilinearCurve
+from segment.elements.loads import Load
+from segment.solvers.batch import BatchResult, solve_many
+from segment.solvers.equilibrium import EquilibriumResult, solve
+from segment.solvers.ramp import RampResult, ramp
 
 __all__ = [
     "DOF_NAMES",
@@ -80,19 +81,26 @@ __all__ = [
 # relax, simulate, disc_plane_drop (segment.dynamics) and uncertainty_bands
 # (segment.uncertainty) are imported on first use: they pull in scipy.integrate.
 
-_LAZY = {"relax": "segment.dynamics", "simulate": "segment.dynamics",
-         "disc_plane_drop": "segment.dynamics", "uncertainty_bands": "segment.uncertainty",
+_LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
+         "disc_plane_drop": "solvers.dynamics", "uncertainty_bands": "studies.uncertainty",
          # the studies (issue 11): parameter space, parameter sets x loads, dq*/dp, Sobol
-         "ParameterSpace": "segment.space", "load_space": "segment.space",
-         "SetsResult": "segment.sets", "solve_sets": "segment.sets",
-         "equilibrium_sensitivity": "segment.sensitivity", "sobol_study": "segment.sobol"}
+         "ParameterSpace": "studies.space", "load_space": "studies.space",
+         "SetsResult": "studies.sets", "solve_sets": "studies.sets",
+         "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol"}
+
+
+_aliases.install()   # segment.model, segment.equilibrium, ... (the flat layout of 0.2)
 
 
 def __getattr__(name):
+    if name in _aliases.MOVED:    # `segment.model` without importing it first, as before
+        import importlib
+
+        return importlib.import_module(f"segment.{name}")
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(importlib.import_module(f"segment.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'segment' has no attribute {name!r}")
 
 

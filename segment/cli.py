@@ -32,7 +32,7 @@ class UsageError(Exception):
 
 def _cases(args, names):
     """The named load cases of the data folder, or a UsageError naming the unknown ones."""
-    from segment.io import load_parameters
+    from segment.core.io import load_parameters
 
     cases = load_parameters(args.data, strict=not args.allow_implausible).load_cases
     unknown = [n for n in names if n not in cases]
@@ -254,14 +254,14 @@ def _scheduler_option(p) -> None:
 
 def _cmd_calibrate(args, argv) -> int:
     import segment
-    from segment.calibration import (
+    from segment.studies.calibration import (
         calibrate,
         default_targets_path,
         load_targets,
         sample_posterior,
         write_calibrated,
     )
-    from segment.space import default_space_path, load_space
+    from segment.studies.space import default_space_path, load_space
 
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
@@ -304,7 +304,7 @@ def _cmd_calibrate(args, argv) -> int:
 
 def _cmd_sensitivity(args) -> int:
     import segment
-    from segment.space import default_space_path, load_space
+    from segment.studies.space import default_space_path, load_space
 
     if args.n < 1:
         raise UsageError(f"--n must be >= 1, got {args.n}")
@@ -327,8 +327,8 @@ def _cmd_sensitivity(args) -> int:
     if args.method == "tornado":
         import matplotlib.pyplot as plt
 
-        from segment import validation
-        from segment.report import fig_tornado
+        from segment.studies import validation
+        from segment.studies.report import fig_tornado
 
         table = validation.sensitivity_table(model, cases, space=space)
         table.to_csv(out / "tornado.csv", index=False, float_format="%.6g")
@@ -345,7 +345,7 @@ def _cmd_sensitivity(args) -> int:
         return 0
     import matplotlib.pyplot as plt
 
-    from segment.sobol import dominant_parameters, fig_sobol, sobol_study
+    from segment.studies.sobol import dominant_parameters, fig_sobol, sobol_study
 
     with _dask_client(args.scheduler) as client:
         result = sobol_study(model, space=space, cases=cases, n=args.n, seed=args.seed,
@@ -520,7 +520,7 @@ def _cmd_validate(args) -> int:
 
     # figures are files, never windows: Agg for this command (no environment variable set)
     require("matplotlib", "report", "segment validate (the report's figures)").use("Agg")
-    from segment.report import build_report
+    from segment.studies.report import build_report
 
     log = logging.getLogger("segment.validate")
     with _progress_bar(args, "validate", unit=" stages") as bar:
@@ -546,7 +546,7 @@ def _cmd_render(args) -> int:
         return EXIT_USAGE
     output = _check_output_file(args.output or f"{args.case}.png", "-o")
     require("pyvista", "viz", "segment render")
-    from segment import viz  # imports vtk: only for this command
+    from segment.views import viz  # imports vtk: only for this command
 
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     result = segment.solve(model, cases[args.case])
@@ -560,7 +560,7 @@ def _cmd_explore(args) -> int:
     from segment._extras import require
 
     require("pyvista", "viz", "segment explore")
-    from segment import viz
+    from segment.views import viz
 
     if not viz.has_display():
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
@@ -574,7 +574,7 @@ def _cmd_simulate(args) -> int:
     import numpy as np
 
     import segment
-    from segment import dynamics
+    from segment.solvers import dynamics
 
     cases = _cases(args, [args.case])
     if not args.t_end > 0 or args.ramp < 0:

@@ -72,6 +72,8 @@ def test_wheel_ships_the_data(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv"):
         assert f"segment/data/{table}" in names
+    assert "segment/data/calibrated/ligaments.csv" in names      # the shipped calibrated set
+    assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers
     for shipped in ("segment/py.typed", "segment/reference_data/SOURCES.md",
                     "segment/reference_data/REFERENCES.bib"):
         assert shipped in names

@@ -101,16 +101,16 @@ import pandas as pd
 from numba import njit
 from scipy.integrate import Radau, solve_ivp
 
-from segment._vec import cross, row, scale, sub
-from segment.disc import DOF_NAMES, _add_disc_force
-from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
-from segment.facet import ContactLaw, _contact, _contact_force, _facet_state
-from segment.io import BodyInertia, load_parameters
-from segment.kinematics import _add_load, _add_point_force, _pose
-from segment.ligament import _ligament_state
-from segment.loads import Load
-from segment.model import Segment, _residual, _residual_jacobian
-from segment.tangent import L_EPS, _axes
+from segment.core.io import BodyInertia, load_parameters
+from segment.core.model import Segment, _residual, _residual_jacobian
+from segment.elements._vec import cross, row, scale, sub
+from segment.elements.disc import DOF_NAMES, _add_disc_force
+from segment.elements.facet import ContactLaw, _contact, _contact_force, _facet_state
+from segment.elements.kinematics import _add_load, _add_point_force, _pose
+from segment.elements.ligament import _ligament_state
+from segment.elements.loads import Load
+from segment.elements.tangent import L_EPS, _axes
+from segment.solvers.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
 
 __all__ = [
     "GRAVITY_MM_S2",
@@ -623,7 +623,7 @@ def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, gra
     at the event. The strip's elastic energy at that moment leaves the elastic energy and is
     booked as ``rupture_energy_Nmm`` (released by the fracture) in eq. (D2).
     """
-    from segment.ramp import _max_ratio
+    from segment.solvers.ramp import _max_ratio
 
     current = model
     t0, y = 0.0, y0

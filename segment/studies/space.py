@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.disc import DOF_NAMES
-from segment.io import FACET_SIDES, LIGAMENT_NAMES, _Table, data_dir, parse_number
-from segment.tangent import (
+from segment.core.io import FACET_SIDES, LIGAMENT_NAMES, _Table, data_dir, parse_number
+from segment.elements.disc import DOF_NAMES
+from segment.elements.tangent import (
     F_BLEND,
     F_C1,
     F_C2,
@@ -344,8 +344,8 @@ class ParameterSpace:
     def apply(self, model, p):
         """The :class:`~segment.model.Segment` of parameter set ``p`` (D,) (readable, slow:
         use :meth:`pack` for many sets)."""
-        from segment.disc import DiscStiffness
-        from segment.ligament import TrilinearCurve
+        from segment.elements.disc import DiscStiffness
+        from segment.elements.ligament import TrilinearCurve
 
         p = self.check(p)[0]
         ref = model.reference

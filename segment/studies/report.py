@@ -34,11 +34,11 @@ import numpy as np
 import pandas as pd
 
 import segment
-from segment import validation as v
-from segment.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
-from segment.io import load_parameters
-from segment.loads import Load
-from segment.reference import (
+from segment.core.io import load_parameters
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.studies import validation as v
+from segment.studies.reference import (
     CASES,
     DISPLACEMENT_COLUMNS,
     ReferenceData,
@@ -534,7 +534,7 @@ def fig_sensitivity_overview(sens: pd.DataFrame, sobol, cases: Mapping[str, Load
                              ) -> plt.Figure:
     """One-at-a-time (largest |change| of the tornado, %) next to the Sobol total indices,
     parameters x cases, same rows."""
-    from segment.sobol import fig_sobol
+    from segment.studies.sobol import fig_sobol
 
     params = list(dict.fromkeys(sobol.indices.parameter))
     oat = (sens.assign(abs_change=sens.change_pct.abs())
@@ -587,7 +587,7 @@ def _render_grid(model, cases) -> bytes:
     from matplotlib import colors as mcolors
     from matplotlib.cm import ScalarMappable
 
-    from segment import viz  # imports vtk: only when the report is built
+    from segment.views import viz  # imports vtk: only when the report is built
 
     results = [segment.solve(model, load) for load in cases.values()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -748,7 +748,7 @@ def _render_failure_grid(ramps: Mapping[str, object]) -> bytes:
     """PNG of each case just after its first rupture (the last pose when none broke)."""
     import tempfile
 
-    from segment import viz
+    from segment.views import viz
 
     results = []
     for r in ramps.values():
@@ -763,7 +763,7 @@ def _render_failure_grid(ramps: Mapping[str, object]) -> bytes:
 def _calibration_section(rep, model, data_dir) -> None:
     """Section 11: the shipped calibrated set against the reported model, which targets no
     set within the ranges meets, and data never used as a target (:mod:`segment.calibration`)."""
-    from segment import calibration as cal
+    from segment.studies import calibration as cal
 
     shipped = cal.shipped_calibrated_dir()
     calibrated = segment.c5c6(data_dir=shipped)
@@ -932,7 +932,7 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
                          "corridor": "published range (n = 5, levels pooled)",
                          "verdict": _corridor_verdict(flx["first_rupture_load"], low, high)})
     if icr is not None and not icr.empty:
-        from segment import calibration as cal
+        from segment.studies import calibration as cal
 
         pub = icr[icr["model"] == "published"]
         largest = pub["centre"].iloc[0] if len(pub) else None     # the +-1.8 N m centre first
@@ -1129,7 +1129,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     facet_check = v.facet_force_check(model, ref)
     unloaded = v.unloaded_table(models)
     unloaded_ligs = v.unloaded_ligaments(model)
-    from segment.space import default_space_path, load_space
+    from segment.studies.space import default_space_path, load_space
 
     space_file = (Path(data_dir) / "parameter_space.csv" if data_dir is not None
                   and (Path(data_dir) / "parameter_space.csv").exists()
@@ -1137,13 +1137,13 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     space = load_space(space_file)
     sens = v.sensitivity_table(model, cases, progress=say, space=space)
     say(f"Sobol indices: >= {sobol_evaluations} evaluations x 9 cases")
-    from segment.sobol import dominant_parameters, sobol_study
+    from segment.studies.sobol import dominant_parameters, sobol_study
 
     sobol = sobol_study(model, space=space, cases=cases, n=sobol_evaluations, seed=0)
     say("timing the solver")
     solver = v.solver_table(model, cases, repeat=solver_repeat)
     say(f"parameter uncertainty: {uncertainty_samples} sampled models x 9 cases")
-    from segment.uncertainty import uncertainty_bands
+    from segment.studies.uncertainty import uncertainty_bands
 
     unc = uncertainty_bands(model, cases, n_samples=uncertainty_samples, space=space, seed=0)
     unc_bands = unc.main_bands()

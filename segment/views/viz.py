@@ -55,12 +55,12 @@ from pathlib import Path
 import numpy as np
 
 from segment._extras import require
-from segment.disc import DOF_NAMES
-from segment.equilibrium import EquilibriumResult, solve
-from segment.io import _Table, data_dir
-from segment.kinematics import pose
-from segment.loads import Load
-from segment.model import Segment, SegmentState
+from segment.core.io import _Table, data_dir
+from segment.core.model import Segment, SegmentState
+from segment.elements.disc import DOF_NAMES
+from segment.elements.kinematics import pose
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import EquilibriumResult, solve
 
 pv = require("pyvista", "viz", "segment.viz (3-D views)")
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from segment._dual import (
+from segment.elements._dual import (
     const,
     dexp,
     dinv,
@@ -47,7 +47,7 @@ from segment._dual import (
     vscale,
     vsub,
 )
-from segment.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
+from segment.elements.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
 
 __all__: list[str] = []
 

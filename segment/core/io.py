@@ -32,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.disc import DiscStiffness
-from segment.facet import ContactLaw, FacetJoint
-from segment.kinematics import ReferencePose
-from segment.ligament import Ligament, TrilinearCurve
-from segment.loads import Load
+from segment.elements.disc import DiscStiffness
+from segment.elements.facet import ContactLaw, FacetJoint
+from segment.elements.kinematics import ReferencePose
+from segment.elements.ligament import Ligament, TrilinearCurve
+from segment.elements.loads import Load
 
 __all__ = ["LIGAMENT_NAMES", "PLAUSIBLE", "BodyInertia", "ImplausibleDataWarning",
            "ModelParameters", "PlausibleRange", "data_dir", "load_parameters", "parse_number"]
@@ -98,7 +98,7 @@ def data_dir() -> Path:
     try:
         return Path(str(resources.files("segment.data")))
     except ModuleNotFoundError:
-        checkout = Path(__file__).resolve().parent.parent / "data"
+        checkout = Path(__file__).resolve().parents[2] / "data"
         if checkout.is_dir():
             return checkout
         raise

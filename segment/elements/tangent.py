@@ -42,11 +42,11 @@ import math
 import numpy as np
 from numba import njit
 
-from segment._dual import const, vscale
-from segment._vec import add, cross, dot, mat_vec, scale, sub
-from segment.facet import _contact, _contact_force
-from segment.facet_dual import _contact_dual, _contact_force_dual
-from segment.ligament import _trilinear
+from segment.elements._dual import const, vscale
+from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
+from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet_dual import _contact_dual, _contact_force_dual
+from segment.elements.ligament import _trilinear
 
 __all__: list[str] = []
 

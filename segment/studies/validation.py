@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from segment.equilibrium import solve
-from segment.kinematics import generalized_force
-from segment.loads import Load
-from segment.model import Segment
-from segment.reference import DISPLACEMENT_COLUMNS, ReferenceData
+from segment.core.model import Segment
+from segment.elements.kinematics import generalized_force
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import solve
+from segment.studies.reference import DISPLACEMENT_COLUMNS, ReferenceData
 
 __all__ = [
     "CONFIGURATIONS",
@@ -264,7 +264,7 @@ def sensitivity_variants(model: Segment, *, space=None) -> list[tuple[str, str, 
     value (e.g. the facet gap, nominal 0 = lower bound) gives no variant; parameters whose
     element ``model`` lacks (a configuration without facets) are skipped.
     """
-    from segment.space import load_space
+    from segment.studies.space import load_space
 
     space = load_space(space)
     out = []
@@ -286,7 +286,7 @@ def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
                       progress: Progress = _quiet, space=None) -> pd.DataFrame:
     """Main displacement of each case under each variant of :func:`sensitivity_variants`,
     and its change from the model at the space's nominal values."""
-    from segment.space import load_space
+    from segment.studies.space import load_space
 
     space = load_space(space)
     nominal = space.apply(model, space.nominal)

@@ -42,22 +42,25 @@ import itertools
 import math
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numba import njit
 
-from segment.disc import DOF_NAMES
-from segment.equilibrium import (
+from segment.core.model import Segment, SegmentState
+from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
+from segment.elements.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
+from segment.solvers.equilibrium import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
     _newton_kernel,
     _solve_kernel,
 )
-from segment.loads import Load
-from segment.model import Segment, SegmentState
-from segment.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["RAMP_STATUS", "RampResult", "ramp"]
 
@@ -283,7 +286,7 @@ class RampResult:
     def result_at(self, row: int):
         """Row ``row`` of :attr:`frame` as an :class:`~segment.EquilibriumResult` (re-solved
         from its q with the strips ruptured so far; for tables and 3-D views)."""
-        from segment.equilibrium import solve
+        from segment.solvers.equilibrium import solve
 
         r = self.frame.iloc[row]
         q = np.concatenate([r[["x_mm", "y_mm", "z_mm"]].to_numpy(float),
@@ -350,7 +353,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
         raise ValueError(f"ramp: to_scale must be a finite number > 0, got {to_scale!r}")
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
         raise ValueError(f"ramp: steps must be an integer >= 1, got {steps!r}")
-    from segment.equilibrium import _check_tolerances
+    from segment.solvers.equilibrium import _check_tolerances
 
     tol, max_iterations = _check_tolerances(tol, max_iterations)
     unloaded = model.unloaded
@@ -489,4 +492,6 @@ def _frame(rows, load, q_unloaded, event_text, names) -> pd.DataFrame:
         d = q[:, main] - q_unloaded[main]
         data["main_displacement"] = d if main < 3 else np.degrees(d)
     data["event"] = list(event_text)
+    import pandas as pd  # lazy: `import segment` stays light (pandas takes ~0.3 s)
+
     return pd.DataFrame(data)

@@ -57,9 +57,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.io import _Table, data_dir
-from segment.reference import CASES, DISPLACEMENT_COLUMNS
-from segment.space import ParameterSpace, load_space
+from segment.core.io import _Table, data_dir
+from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
+from segment.studies.space import ParameterSpace, load_space
 
 __all__ = [
     "CONFIGURATIONS",
@@ -274,7 +274,7 @@ class _Forward:
         self.n_solves = 0
 
     def __call__(self, P, *, sensitivities=False, progress=False):
-        from segment.sets import solve_sets
+        from segment.studies.sets import solve_sets
 
         P = np.atleast_2d(np.asarray(P, dtype=float))
         m, n, d = P.shape[0], len(self.targets), self.space.dim
@@ -490,7 +490,7 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
 
     Examples
     --------
-    >>> from segment.calibration import calibrate
+    >>> from segment.studies.calibration import calibrate
     >>> r = calibrate()
     >>> r.success, len(r.x)
     (True, 21)
@@ -801,7 +801,7 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
         equilibria converged; displacements from the unloaded pose [mm, deg].
     """
     import segment
-    from segment.sets import solve_sets
+    from segment.studies.sets import solve_sets
 
     model = segment.c5c6() if model is None else model
     space = load_space(space)
@@ -895,8 +895,8 @@ def flexion_extension_centre(model, *, moment_Nm: float = 1.8) -> np.ndarray:
     """Finite centre of rotation (x, z) [mm, C6 frame] of C5 between the extension and the
     flexion equilibria at +-``moment_Nm`` (:func:`planar_centre`; the helical axis of the
     finite motion is sagittal here: the model is left-right symmetric)."""
-    from segment.equilibrium import solve
-    from segment.loads import Load
+    from segment.elements.loads import Load
+    from segment.solvers.equilibrium import solve
 
     poses = []
     for sign in (-1.0, 1.0):
@@ -978,8 +978,8 @@ def validation_only(models: dict, *, geometry=None) -> dict:
     2013, from each assumed reference point of :data:`ICR_REFERENCE_POINTS` on the C6 body of
     ``geometry``, a ``vertebra_geometry.csv``; default: the packaged one).
     """
-    from segment.equilibrium import solve
-    from segment.loads import Load
+    from segment.elements.loads import Load
+    from segment.solvers.equilibrium import solve
 
     rows = []
     for label, m in models.items():

@@ -42,9 +42,10 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from segment.batch import _as_loads, launch
-from segment.disc import DOF_NAMES
-from segment.equilibrium import (
+from segment.core.model import _residual_jacobian
+from segment.elements.disc import DOF_NAMES
+from segment.solvers.batch import _as_loads, launch
+from segment.solvers.equilibrium import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
@@ -57,9 +58,8 @@ from segment.equilibrium import (
     _solve_kernel,
     _solve_kernel_from,
 )
-from segment.model import _residual_jacobian
-from segment.sensitivity import _equilibrium_sensitivity, touch_flags
-from segment.space import ParameterSpace, load_space
+from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
+from segment.studies.space import ParameterSpace, load_space
 
 __all__ = ["SetsResult", "solve_sets"]
 
@@ -459,8 +459,8 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     Examples
     --------
     >>> import segment
-    >>> from segment.sets import solve_sets
-    >>> from segment.space import load_space
+    >>> from segment.studies.sets import solve_sets
+    >>> from segment.studies.space import load_space
     >>> space = load_space()
     >>> r = solve_sets(segment.c5c6(), space.sample(64, seed=1), list(segment.LOAD_CASES.values()))
     >>> r.q.shape, bool(r.converged.all())

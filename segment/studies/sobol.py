@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from segment.disc import DOF_NAMES
-from segment.space import load_space
+from segment.elements.disc import DOF_NAMES
+from segment.studies.space import load_space
 
 __all__ = ["SobolResult", "analyze_sobol", "dominant_parameters", "fig_sobol", "sobol_study"]
 
@@ -212,7 +212,7 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     SobolResult
     """
     import segment
-    from segment.sets import solve_sets
+    from segment.studies.sets import solve_sets
 
     sample, _ = _salib()
     t0 = time.perf_counter()

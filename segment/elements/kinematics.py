@@ -29,7 +29,7 @@ import cmath
 import numpy as np
 from numba import njit
 
-from segment._vec import add, cross, dot, mat_mat, mat_vec, matT_vec, sub
+from segment.elements._vec import add, cross, dot, mat_mat, mat_vec, matT_vec, sub
 
 __all__ = [
     "ReferencePose",

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import root
 
-from segment.facet import ContactLaw, Disc, disc_contact
-from segment.kinematics import rotation_y
+from segment.elements.facet import ContactLaw, Disc, disc_contact
+from segment.elements.kinematics import rotation_y
 
 __all__ = ["RestingDisc", "rest_on_plane", "tilt_closed_form"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from segment.io import _Table
+from segment.core.io import _Table
 
 __all__ = ["DISPLACEMENT_COLUMNS", "ReferenceData", "format_reference", "load_reference",
            "read_bibliography", "reference_dir"]
@@ -41,7 +41,7 @@ def reference_dir() -> Path:
     try:
         return Path(str(resources.files("segment.reference_data")))
     except ModuleNotFoundError:
-        checkout = Path(__file__).resolve().parent.parent / "validation" / "reference"
+        checkout = Path(__file__).resolve().parents[2] / "validation" / "reference"
         if checkout.is_dir():
             return checkout
         raise

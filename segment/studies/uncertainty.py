@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from segment.disc import DOF_NAMES
-from segment.loads import Load
-from segment.model import Segment
-from segment.space import ParameterSpace, load_space
+from segment.core.model import Segment
+from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
+from segment.studies.space import ParameterSpace, load_space
 
 __all__ = [
     "ASSUMED_STIFFNESS_SPREAD",
@@ -245,13 +245,13 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
 
     Examples
     --------
-    >>> from segment.uncertainty import uncertainty_bands
+    >>> from segment.studies.uncertainty import uncertainty_bands
     >>> u = uncertainty_bands(n_samples=8, seed=1)
     >>> u.displacement.shape
     (8, 9, 6)
     """
     import segment
-    from segment.sets import solve_sets
+    from segment.studies.sets import solve_sets
 
     space = _space(space, stiffness_spread)
     if model is None:

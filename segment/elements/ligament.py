@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from segment._vec import add, mat_vec, norm, row, scale, sub
+from segment.elements._vec import add, mat_vec, norm, row, scale, sub
 
 __all__ = ["Ligament", "TrilinearCurve"]
 

@@ -23,23 +23,31 @@ selects.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 if TYPE_CHECKING:
     import pandas as pd
 
-from segment.disc import DiscStiffness, _add_disc_force
-from segment.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint, _facet_state
-from segment.io import BodyInertia
-from segment.kinematics import ReferencePose, _add_load, _add_point_force, _pose
-from segment.ligament import Ligament, _ligament_state
-from segment.loads import Load
-from segment.tangent import _residual_tangent, pack
+from segment.core.io import BodyInertia
+from segment.core.newton import DEFAULT_TOL, _solve_checked
+from segment.core.residual import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
+    COMPLEX_STEP,
+    _element_state,
+    _generalized_force,
+    _predict_row,
+    _residual,
+    _residual_jacobian,
+    _residual_jacobian_complex_step,
+)
+from segment.elements.disc import DiscStiffness
+from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
+from segment.elements.kinematics import ReferencePose
+from segment.elements.ligament import Ligament
+from segment.elements.loads import Load
+from segment.elements.tangent import pack
 
 __all__ = ["PUBLISHED_FACET_DAMPING", "FacetState", "LigamentState", "Segment", "SegmentState"]
 
@@ -47,118 +55,18 @@ PUBLISHED_FACET_DAMPING = 0.3
 """Facet contact damping b_f [N s/mm]: 300 N s/m (DETC2000/MECH-6821, "Facet Joints", after
 de Jager 1996); the default of a :class:`Segment` built by hand."""
 
-COMPLEX_STEP = 1e-20
-"""Imaginary step of the complex-step reference Jacobian (exact to rounding for any tiny h)."""
 
 
-# ---------------------------------------------------------------- kernels
-@njit(cache=True)
-def _generalized_force(q, load, params):
-    """Residual at complex ``q`` (6,): internal generalized forces plus the load."""
-    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
-    Q = np.zeros(6, dtype=np.complex128)
-    p, R, R0, h1, h2, h3 = _pose(q, s0, r0)
-    _add_disc_force(Q, q, k_pos, k_neg)
-    for i in range(lig_l0.shape[0]):
-        a, _, _, _, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
-        _add_point_force(Q, a, force, p, R0, h1, h2, h3)
-    for i in range(fac_r1.shape[0]):
-        st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
-                          law)
-        _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
-    _add_load(Q, load, r0, h1, h2, h3)
-    return Q
 
 
-@njit(cache=True)
-def _predict_row(q_u, k_inv, f, out):
-    """``out = q_u - K_u^-1 f`` in a fixed order; zeros when not finite (the linear start)."""
-    ok = True
-    for i in range(6):
-        acc = 0.0
-        for j in range(6):
-            acc += k_inv[i, j] * f[j]
-        out[i] = q_u[i] - acc
-        ok = ok and math.isfinite(out[i])
-    if not ok:
-        for i in range(6):
-            out[i] = 0.0
 
 
-@njit(cache=True)
-def _residual(q, load, packed):
-    """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.tangent`;
-    ``packed`` = ``Segment._packed``)."""
-    return _residual_tangent(q, load, packed, False)[0]
 
 
-@njit(cache=True)
-def _residual_jacobian(q, load, packed):
-    """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.tangent`; ``packed`` =
-    ``Segment._packed``)."""
-    return _residual_tangent(q, load, packed, True)
 
 
-@njit(cache=True)
-def _residual_jacobian_complex_step(q, load, params):
-    """Residual and Jacobian by six complex-step evaluations of the whole segment.
-
-    The independent reference for :func:`_residual_jacobian` (tests), and what the solver
-    used before the real-arithmetic kernel.
-    """
-    r = np.empty(6)
-    J = np.empty((6, 6))
-    qc = np.empty(6, dtype=np.complex128)
-    for j in range(6):
-        for k in range(6):
-            qc[k] = q[k]
-        qc[j] += 1j * COMPLEX_STEP
-        Q = _generalized_force(qc, load, params)
-        for k in range(6):
-            J[k, j] = Q[k].imag / COMPLEX_STEP
-        if j == 0:
-            for k in range(6):
-                r[k] = Q[k].real
-    return r, J
 
 
-@njit(cache=True)
-def _element_state(q, params):
-    """Per-element quantities at real ``q`` (see :meth:`Segment.state`)."""
-    (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
-    qc = q.astype(np.complex128)
-    p, R, _, _, _, _ = _pose(qc, s0, r0)
-    disc = np.zeros(6, dtype=np.complex128)
-    _add_disc_force(disc, qc, k_pos, k_neg)
-    n = lig_l0.shape[0]
-    lig = np.empty((n, 9))  # length, strain, tension, a (3), force (3)
-    for i in range(n):
-        a, length, strain, tension, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0,
-                                                            lig_eps, lig_f)
-        lig[i, 0] = length.real
-        lig[i, 1] = strain.real
-        lig[i, 2] = tension.real
-        for k in range(3):
-            lig[i, 3 + k] = a[k].real
-            lig[i, 6 + k] = force[k].real
-    m = fac_r1.shape[0]
-    fac = np.empty((m, 15))  # u, weight, sin_a, magnitude, regime, case, point, dir, force
-    for i in range(m):
-        u, point, direction, regime, case, weight, sin_a, mag, force = _facet_state(
-            i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law)
-        fac[i, 0] = max(u.real, 0.0)
-        fac[i, 1] = weight.real
-        fac[i, 2] = sin_a.real
-        fac[i, 3] = mag.real
-        fac[i, 4] = regime
-        fac[i, 5] = case
-        for k in range(3):
-            fac[i, 6 + k] = point[k].real
-            fac[i, 9 + k] = direction[k].real
-            fac[i, 12 + k] = force[k].real
-    return disc.real, lig, fac
 
 
 # ---------------------------------------------------------------- state records
@@ -515,6 +423,4 @@ class Segment:
     @functools.cached_property
     def unloaded(self):
         """The unloaded equilibrium (an :class:`~segment.equilibrium.EquilibriumResult`)."""
-        from segment.equilibrium import solve_raw
-
-        return solve_raw(self, Load.zero())
+        return _solve_checked(self, Load.zero(), None, DEFAULT_TOL, 60, None)

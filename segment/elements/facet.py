@@ -121,7 +121,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from segment._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
+from segment.elements._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
 

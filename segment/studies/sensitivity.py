@@ -41,18 +41,16 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from segment._dual import vscale
-from segment._vec import add, cross, dot, mat_vec, norm, scale, sub
-from segment.disc import DOF_NAMES
-from segment.equilibrium import _lu6, _lu6_solve, solve
-from segment.facet import _contact, _contact_force
-from segment.facet_dual import _contact_dual, _contact_force_dual
-from segment.kinematics import _add_point_force, _pose
-from segment.ligament import _trilinear
-from segment.loads import Load
-from segment.model import _residual_jacobian
-from segment.space import ParameterSpace, load_space
-from segment.tangent import (
+from segment.core.model import _residual_jacobian
+from segment.elements._dual import vscale
+from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
+from segment.elements.disc import DOF_NAMES
+from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet_dual import _contact_dual, _contact_force_dual
+from segment.elements.kinematics import _add_point_force, _pose
+from segment.elements.ligament import _trilinear
+from segment.elements.loads import Load
+from segment.elements.tangent import (
     F_BLEND,
     F_C1,
     F_C2,
@@ -71,6 +69,8 @@ from segment.tangent import (
     L_F,
     L_L0,
 )
+from segment.solvers.equilibrium import _lu6, _lu6_solve, solve
+from segment.studies.space import ParameterSpace, load_space
 
 __all__ = ["Sensitivity", "equilibrium_sensitivity"]
 
@@ -451,7 +451,7 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     Examples
     --------
     >>> import segment
-    >>> from segment.sensitivity import equilibrium_sensitivity
+    >>> from segment.studies.sensitivity import equilibrium_sensitivity
     >>> s = equilibrium_sensitivity(segment.c5c6(), segment.LOAD_CASES["FLX"])
     >>> s.dq_dp.shape
     (6, 21)

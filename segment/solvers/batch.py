@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment._progress import bar
-from segment.disc import DOF_NAMES
-from segment.equilibrium import (
+from segment.core.model import Segment, _predict_row
+from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     CONVERGED_STATUSES,
@@ -44,8 +46,6 @@ from segment.equilibrium import (
     _check_tolerances,
     _solve_kernel_from,
 )
-from segment.loads import Load
-from segment.model import Segment, _predict_row
 
 __all__ = ["BatchResult", "launch", "solve_many"]
 

@@ -1,0 +1,3 @@
+"""Solving the model: static equilibrium, many loads at once, load ramps with rupture, simulation
+and relaxation.
+"""

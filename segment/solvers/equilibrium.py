@@ -1,0 +1,186 @@
+"""Static equilibrium of C5 by Newton-Raphson (the paper's MoStaticEquilibriumFinder).
+
+Solves ``residual(q, load) = 0`` for the six joint coordinates:
+
+* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; the facet
+  contact differentiated by dual numbers);
+* the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
+  that millimetres and radians mix well; convergence means
+  ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
+* each step is capped (2 mm, 0.2 rad) and globalised by a backtracking (Armijo) line search on
+  ``phi = 0.5 |scaled residual|^2``: the step is halved, or shrunk by ``(phi0/phi)^(1/4)``
+  (at least to a tenth) when the trial overshoots sixteen-fold, as it does when a full step
+  drives a facet deep into contact;
+* when the full load fails from ``q0``, automatic load stepping: the load is applied in
+  fractions (halved on failure, doubled on success), each solve warm-started from the last.
+
+The solver never raises for non-convergence and never returns NaN as an answer: the result
+carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last finite iterate.
+
+*Failure limits.* ``converged`` means numerically converged. An equilibrium with a facet
+dislocated (C5's facet has left C6's, :mod:`segment.facet` item 9) or a ligament stretched past
+eps_max (point C of Table 3) is not a plain "converged": its status is
+``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` /
+``intact`` let a program test them. A non-converged result's message says the same of its
+last iterate, or that no equilibrium was found with the segment intact.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from segment.core.model import Segment
+from segment.core.newton import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
+    _NO_PREDICTOR,
+    ARMIJO_C,
+    CONVERGED,
+    CONVERGED_BEYOND_LIMITS,
+    CONVERGED_STATUSES,
+    DEFAULT_TOL,
+    FORCE_SCALE_N,
+    LINE_SEARCH_FAILED,
+    LOAD_STEPPING_FAILED,
+    MAX_ITERATIONS,
+    MAX_ITERATIONS_LIMIT,
+    MAX_STEP_MM,
+    MAX_STEP_RAD,
+    MIN_LINE_SEARCH_STEP,
+    MIN_LOAD_STEP,
+    MOMENT_SCALE_NMM,
+    NOT_FINITE,
+    SINGULAR_JACOBIAN,
+    STATUS_TEXT,
+    TOL_CEILING,
+    TOL_FLOOR,
+    EquilibriumResult,
+    IterationRecord,
+    _beyond_limits,
+    _limits_and_facet_forces,
+    _lu6,
+    _lu6_solve,
+    _newton_kernel,
+    _norm_phi,
+    _solve6,
+    _solve_checked,
+    _solve_kernel,
+    _solve_kernel_from,
+    _solve_predicted,
+)
+from segment.elements.loads import Load
+
+__all__ = ["EquilibriumResult", "IterationRecord", "solve"]
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
+    """Type and range checks of :func:`solve`; returns tol and max_iterations as numbers."""
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
+    if not isinstance(load, Load):
+        raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
+    return _check_tolerances(tol, max_iterations)
+
+
+def _check_tolerances(tol, max_iterations) -> tuple[float, int]:
+    """``tol`` in [TOL_FLOOR, TOL_CEILING] and ``max_iterations`` in [1, MAX_ITERATIONS_LIMIT]
+    (also used by solve_many). Bools and strings are TypeErrors, not numbers."""
+    # exact float / int first: the ABC checks cost ~1 % of a 20 us solve
+    if type(tol) is not float and (isinstance(tol, (bool, np.bool_))
+                                   or not isinstance(tol, numbers.Real)):
+        raise TypeError(f"tol must be a real number, got {type(tol).__name__} {tol!r}")
+    if type(max_iterations) is not int and (isinstance(max_iterations, (bool, np.bool_))
+                                            or not isinstance(max_iterations, numbers.Integral)):
+        raise TypeError(f"max_iterations must be an integer, got "
+                        f"{type(max_iterations).__name__} {max_iterations!r}")
+    tol_f, n = float(tol), int(max_iterations)
+    if not (math.isfinite(tol_f) and tol_f > 0):
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    if tol_f < TOL_FLOOR:
+        raise ValueError(f"tol must be >= {TOL_FLOOR:g}, got {tol!r}: below it rounding keeps "
+                         "the scaled residual from reaching tol (it stalls near 1e-15 to 1e-13 "
+                         "at up to 3x the nominal loads)")
+    if tol_f > TOL_CEILING:
+        raise ValueError(f"tol must be <= {TOL_CEILING:g}, got {tol!r}: a looser tol accepts "
+                         "poses that are not equilibria (the unloaded reference pose has scaled "
+                         "residual 0.88)")
+    if not 1 <= n <= MAX_ITERATIONS_LIMIT:
+        raise ValueError(f"max_iterations must be an integer >= 1 and <= "
+                         f"{MAX_ITERATIONS_LIMIT}, got {max_iterations!r}")
+    return tol_f, n
+
+
+def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
+              max_iterations: int = 60, q_unloaded=None) -> EquilibriumResult:
+    """:func:`solve` without looking up the unloaded equilibrium (``q_unloaded`` as given)."""
+    tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
+    if q_unloaded is not None:
+        q_unloaded = np.array(q_unloaded, dtype=float)
+        q_unloaded.setflags(write=False)
+    return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
+
+
+
+
+def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
+          max_iterations: int = 60) -> EquilibriumResult:
+    """Static equilibrium of C5 under ``load``.
+
+    Parameters
+    ----------
+    model : Segment
+    load : Load
+    q0 : array_like, shape (6,), optional
+        Starting point of Newton and of the load stepping. Default: Newton from the linear
+        predictor ``q_u - K_u^-1 f`` of the unloaded equilibrium (:meth:`Segment.predict_start`)
+        and, when that fails, load stepping from the reference pose q = 0; the start of
+        :func:`segment.solve_many`, so both find the same equilibria.
+    tol : float
+        Convergence tolerance on the scaled residual (default 1e-10: 2e-9 N, 1.8e-7 N mm),
+        within [TOL_FLOOR, TOL_CEILING] = [1e-12, 1e-3] (see their comment).
+    max_iterations : int
+        Newton steps per load step, 1 to MAX_ITERATIONS_LIMIT (10,000).
+
+    Returns
+    -------
+    EquilibriumResult
+        ``converged`` False with a ``message`` when no equilibrium was found.
+
+    Examples
+    --------
+    >>> import segment
+    >>> r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    >>> r.converged
+    True
+    """
+    tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
+    unloaded = model.unloaded
+    return _solve_checked(model, load, q0, tol, max_iterations,
+                          unloaded.q if unloaded.converged else None, predict=True)

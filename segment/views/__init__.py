@@ -1,0 +1,1 @@
+"""Looking at poses: 3-D views with pyvista."""
