@@ -133,3 +133,15 @@ def test_unknown_names_still_fail():
         importlib.import_module("segment.no_such_module")
     with pytest.raises(AttributeError):
         _ = segment.no_such_module
+
+
+def test_import_segment_stays_light():
+    """``import segment`` loads the solver kernels but not pandas, scipy.stats or the extras
+    (the cold start of ``segment solve``; the CHANGELOG promises no pandas)."""
+    import subprocess
+
+    code = ("import sys, segment; heavy = [m for m in ('pandas', 'scipy.stats', 'matplotlib', "
+            "'pyvista', 'SALib', 'dask', 'emcee') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=PKG.parent.parent)
+    assert out.stdout.strip() == "[]", out.stdout
