@@ -3,9 +3,16 @@
 The package is grouped in layers (``segment.elements``, ``segment.core``, ``segment.solvers``,
 ``segment.studies``, ``segment.views``; see the README's layout section). Code written for the
 flat layout keeps working: ``import segment.model`` and ``from segment.facet import _contact``
-return the very module object of the new path (so ``monkeypatch.setattr`` on either name
-changes both), through a finder that is consulted only for the old names listed in
-:data:`MOVED`. Nothing is imported until an old name is used.
+return the very module object of the new path, through a finder that is consulted only for
+the old names listed in :data:`MOVED`. Nothing is imported until an old name is used.
+
+Patching: ``monkeypatch.setattr`` on a module reached by either name changes that one module.
+Names that moved to another module when the model <-> equilibrium import circle was broken
+(the Newton kernels and ``EquilibriumResult`` now live in :mod:`segment.core.newton`, the
+residual kernels in :mod:`segment.core.residual`) are only re-exported by
+:mod:`segment.solvers.equilibrium` and :mod:`segment.core.model`: patch them where they are
+defined. Names removed during 0.2's development (``space.csv_records``,
+``sets._facet_magnitudes``, ``sensitivity._solve6_multi``) are gone.
 """
 
 from __future__ import annotations

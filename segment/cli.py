@@ -246,6 +246,11 @@ def _dask_client(scheduler):
             cluster.close()
 
 
+def _bars_on(args) -> bool:
+    """Progress bars: off with -q and when stderr is not a terminal (logs, pipes, CI)."""
+    return not args.quiet and sys.stderr.isatty()
+
+
 def _scheduler_option(p) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="Dask scheduler address (tcp://host:8786), or 'local' for a "
@@ -268,6 +273,9 @@ def _cmd_calibrate(args, argv) -> int:
         raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
     if args.samples < 0:
         raise UsageError(f"--samples must be >= 0, got {args.samples}")
+    if args.scheduler is not None and not args.samples:
+        raise UsageError("--scheduler sends the posterior draws to Dask: give --samples N too "
+                         "(the MAP estimate itself runs in-process)")
     space = load_space(_data_file(args, args.space, "parameter_space.csv",
                                   default_space_path()))
     targets = load_targets(_data_file(args, args.targets, "calibration_targets.csv",
@@ -288,7 +296,7 @@ def _cmd_calibrate(args, argv) -> int:
             post = sample_posterior(model, targets, space=space, start=result,
                                     n_walkers=n_walkers,
                                     n_steps=max(4, -(-args.samples // n_walkers)),
-                                    progress=not args.quiet, client=client)
+                                    progress=_bars_on(args), client=client)
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g")
         written.append(out / "posterior_diagnostics.csv")
@@ -349,7 +357,7 @@ def _cmd_sensitivity(args) -> int:
 
     with _dask_client(args.scheduler) as client:
         result = sobol_study(model, space=space, cases=cases, n=args.n, seed=args.seed,
-                             client=client, progress=not args.quiet,
+                             client=client, progress=_bars_on(args),
                              keep_samples=args.save_samples)
     result.to_csv(out / "sobol_indices.csv")
     for index in ("ST", "S1"):

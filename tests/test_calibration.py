@@ -566,3 +566,30 @@ def test_icr_comparison_verdicts_follow_the_published_ci(model):
     # the finite centre of the model lies in the sagittal plane between the bodies' origins:
     # below the C5 origin (s_z = 17.4 mm above C6's), posterior of the disc's anterior face
     assert 0.0 < c[1] < 17.4 and c[0] < 8.0
+
+
+def test_readme_quotes_the_shipped_posterior_diagnostics():
+    """The README's convergence numbers are those of the shipped posterior_diagnostics.csv
+    (regenerating the set with another chain must update the README too)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = " ".join(readme.split())
+    m = re.search(r"max split-R-hat ([\d.]+), kept chain at least ([\d.]+) autocorrelation "
+                  r"times, effective sample size at least (\d+) per parameter", text)
+    assert m, "README sentence on the shipped chain's convergence not found"
+    d = pd.read_csv(cal.shipped_calibrated_dir() / "posterior_diagnostics.csv")
+    assert float(m.group(1)) == round(d.rhat.max(), 3)
+    assert float(m.group(2)) == round(d.kept_over_autocorr.min(), 1)
+    assert int(m.group(3)) == int(d.effective_samples.min())
+    assert d.rhat.max() < 1.1 and d.kept_over_autocorr.min() > 50     # "converged" holds
+
+
+def test_cli_scheduler_without_samples_is_a_usage_error(tmp_path, capsys):
+    """--scheduler only sends the MCMC draws to Dask: alone it would silently do nothing."""
+    from segment.cli import main
+
+    assert main(["calibrate", "--out", str(tmp_path / "o"), "--scheduler", "local"]) == 2
+    assert "give --samples N" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()            # checked before any work

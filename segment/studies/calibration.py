@@ -1241,8 +1241,7 @@ CALIBRATED_DIR_NAME = "calibrated"
 REGENERATE_COMMAND = "segment calibrate --out data/calibrated --samples 300000"
 """Regenerates the shipped set, with ``posterior_diagnostics.csv`` from 300000 MCMC draws
 (64 walkers x 4688 steps: measured, 100000 draws leave the kept chain shorter than 50
-autocorrelation times of ~70 steps)."""
-"""The command that regenerates the shipped calibrated set (from the repository root)."""
+autocorrelation times of ~70 steps). Run from the repository root."""
 _DISC_ROWS = {"x": ("disc_translational.csv", "k_N_per_mm"),
               "y": ("disc_translational.csv", "k_N_per_mm"),
               "z": ("disc_translational.csv", "k_N_per_mm"),

@@ -13,10 +13,13 @@ numba kernel (``prange`` over the cores):
    :func:`segment.solve` (median scaled residual 0.30 against 0.59 over 300 random sets x
    nine cases; 3.38 Newton steps per equilibrium against 3.74) and needs no stiffness
    ``K_u`` per set. When that Newton fails the pair is solved exactly as :func:`segment.solve`
-   solves it (Newton from the linear predictor, then load stepping from the reference pose),
-   so the kernel finds ``solve``'s equilibria, statuses (``CONVERGED_BEYOND_LIMITS`` past a
-   failure limit) and facet forces (``tests/test_sets.py``, on random sets, the bounds of the
-   space and a Sobol set that once failed here);
+   solves it (Newton from the linear predictor, then load stepping from the reference pose;
+   the predictor is rebuilt here with the kernel's own 6x6 LU, so it agrees with ``solve``'s
+   to rounding, not bit for bit). Where the Newton from the sensitivity start converges it is
+   accepted: in principle it could reach another equilibrium than ``solve`` (another facet
+   branch) and nothing here would notice. ``tests/test_sets.py`` checks that it does not on
+   random sets, the bounds of the space and a Sobol set that once failed here: same status
+   (``CONVERGED_BEYOND_LIMITS`` past a failure limit), q within 1e-8 and facet forces;
 3. optionally the exact sensitivities dq*/dp of both (:mod:`segment.sensitivity`), and the
    facet contact forces (from the same contact evaluation as the failure limits).
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 import weakref
 from dataclasses import dataclass
@@ -351,6 +355,7 @@ _NOMINAL_CACHE: dict = {}
 """Recent nominal starts by (model, space, loads, tol, max_iterations); entries hold weak
 references to the model and the space and count only while both are the same objects."""
 NOMINAL_CACHE_SIZE = 8
+_NOMINAL_LOCK = threading.Lock()
 
 
 def _nominal_start(model, space: ParameterSpace, F, tol, max_iterations):
@@ -361,14 +366,18 @@ def _nominal_start(model, space: ParameterSpace, F, tol, max_iterations):
     with one set many times, and the nominal start (one set with sensitivities, tens of
     milliseconds with the Python packing) would then cost more than the set itself.
     """
-    key = (id(model), id(space), F.tobytes(), float(tol), int(max_iterations))
-    hit = _NOMINAL_CACHE.get(key)
+    # the space's nominal values are part of the key: its arrays may be edited in place
+    key = (id(model), id(space), np.asarray(space.nominal, dtype=float).tobytes(), F.tobytes(),
+           float(tol), int(max_iterations))
+    with _NOMINAL_LOCK:                 # solve_sets may be called from several threads
+        hit = _NOMINAL_CACHE.get(key)
     if hit is not None and hit[0]() is model and hit[1]() is space:
         return hit[2]
     start = _nominal_start_uncached(model, space, F, tol, max_iterations)
-    if len(_NOMINAL_CACHE) >= NOMINAL_CACHE_SIZE:
-        _NOMINAL_CACHE.pop(next(iter(_NOMINAL_CACHE)), None)
-    _NOMINAL_CACHE[key] = (weakref.ref(model), weakref.ref(space), start)
+    with _NOMINAL_LOCK:
+        while len(_NOMINAL_CACHE) >= NOMINAL_CACHE_SIZE:
+            _NOMINAL_CACHE.pop(next(iter(_NOMINAL_CACHE)), None)
+        _NOMINAL_CACHE[key] = (weakref.ref(model), weakref.ref(space), start)
     return start
 
 
