@@ -365,15 +365,23 @@ def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load
     """All six components per case (Fig. 10/12 style): main and coupled displacements.
 
     Each case has two panels with their own axes: translations [mm] and rotations [deg].
+
+    The layout is fixed (no constrained-layout solver): the solver's floating-point result,
+    and with it the PNG's bytes, changed with the folder the package ran from (measured: a
+    fresh clone elsewhere re-rendered glyphs of one subfigure title a sub-pixel apart), and a
+    committed figure must come out the same from every clone.
     """
     available, missing = _available_series(ref)
-    fig = plt.figure(figsize=(14, 10.5), layout="constrained")
-    subfigs = fig.subfigures(3, 3, wspace=0.03, hspace=0.03).ravel()
+    fig = plt.figure(figsize=(14, 10.5))
+    # three pairs of columns with a narrow empty column between pairs
+    grid = fig.add_gridspec(3, 8, width_ratios=[1, 1, 0.22, 1, 1, 0.22, 1, 1], left=0.05,
+                            right=0.99, top=0.885, bottom=0.115, wspace=0.5, hspace=0.62)
+    pairs = [(grid[i, 3 * j], grid[i, 3 * j + 1]) for i in range(3) for j in range(3)]
     n_bars = len(v.CONFIGURATIONS) + len(available)
     width = 0.8 / n_bars
     handles, labels = [], []
-    for sub, case in zip(subfigs, cases, strict=False):
-        axes = sub.subplots(1, 2)
+    for pair, case in zip(pairs, cases, strict=False):
+        axes = [fig.add_subplot(spec) for spec in pair]
         main = cases[case].main_dof
         for ax, comps, unit in ((axes[0], (0, 1, 2), "mm"), (axes[1], (3, 4, 5), "deg")):
             x = np.arange(3)
@@ -403,8 +411,12 @@ def fig_coupled(disp: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load
                     labels.append(lab)
         axes[0].set_title("translations", fontsize=8)
         axes[1].set_title("rotations", fontsize=8)
-        sub.suptitle(f"{case}  (main: {COMPONENT_LABELS[main]}, shaded)", fontsize=10)
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9,
+        left, right = axes[0].get_position(), axes[1].get_position()
+        fig.text((left.x0 + right.x1) / 2, left.y1 + 0.035,
+                 f"{case}  (main: {COMPONENT_LABELS[main]}, shaded)", fontsize=10,
+                 ha="center", va="bottom")
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+               ncol=len(labels), fontsize=9,
                frameon=False,
                title=(f"{NOT_AVAILABLE}: " + "; ".join(missing)) if missing else None,
                title_fontsize=8)
