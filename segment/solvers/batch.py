@@ -34,18 +34,18 @@ if TYPE_CHECKING:
 
 from segment._progress import bar
 from segment.core.model import Segment, _predict_row
-from segment.elements.disc import DOF_NAMES
-from segment.elements.loads import Load
-from segment.solvers.equilibrium import (
+from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     CONVERGED_STATUSES,
     DEFAULT_TOL,
     STATUS_TEXT,
     _beyond_limits,
-    _check_tolerances,
     _solve_kernel_from,
 )
+from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import _check_tolerances
 
 __all__ = ["BatchResult", "launch", "solve_many"]
 

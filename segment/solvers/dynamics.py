@@ -103,6 +103,7 @@ from scipy.integrate import Radau, solve_ivp
 
 from segment.core.io import BodyInertia, load_parameters
 from segment.core.model import Segment, _residual, _residual_jacobian
+from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
 from segment.elements._vec import cross, row, scale, sub
 from segment.elements.disc import DOF_NAMES, _add_disc_force
 from segment.elements.facet import ContactLaw, _contact, _contact_force, _facet_state
@@ -110,7 +111,6 @@ from segment.elements.kinematics import _add_load, _add_point_force, _pose
 from segment.elements.ligament import _ligament_state
 from segment.elements.loads import Load
 from segment.elements.tangent import L_EPS, _axes
-from segment.solvers.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
 
 __all__ = [
     "GRAVITY_MM_S2",

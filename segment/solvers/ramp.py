@@ -48,16 +48,16 @@ import numpy as np
 from numba import njit
 
 from segment.core.model import Segment, SegmentState
-from segment.elements.disc import DOF_NAMES
-from segment.elements.loads import Load
-from segment.elements.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
-from segment.solvers.equilibrium import (
+from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
     _newton_kernel,
     _solve_kernel,
 )
+from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
+from segment.elements.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -35,8 +35,8 @@ import pandas as pd
 
 import segment
 from segment.core.io import load_parameters
+from segment.core.newton import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.elements.loads import Load
-from segment.solvers.equilibrium import DEFAULT_TOL, FORCE_SCALE_N, MOMENT_SCALE_NMM
 from segment.studies import validation as v
 from segment.studies.reference import (
     CASES,

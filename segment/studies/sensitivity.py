@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from segment.core.model import _residual_jacobian
+from segment.core.newton import _lu6, _lu6_solve
 from segment.elements._dual import vscale
 from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
 from segment.elements.disc import DOF_NAMES
@@ -69,7 +70,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
-from segment.solvers.equilibrium import _lu6, _lu6_solve, solve
+from segment.solvers.equilibrium import solve
 from segment.studies.space import ParameterSpace, load_space
 
 __all__ = ["Sensitivity", "equilibrium_sensitivity"]

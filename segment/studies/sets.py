@@ -47,14 +47,11 @@ import pandas as pd
 from numba import njit, prange
 
 from segment.core.model import _residual_jacobian
-from segment.elements.disc import DOF_NAMES
-from segment.solvers.batch import _as_loads, launch
-from segment.solvers.equilibrium import (
+from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
     MAX_ITERATIONS,
-    _check_tolerances,
     _limits_and_facet_forces,
     _lu6,
     _lu6_solve,
@@ -62,6 +59,9 @@ from segment.solvers.equilibrium import (
     _solve_kernel,
     _solve_kernel_from,
 )
+from segment.elements.disc import DOF_NAMES
+from segment.solvers.batch import _as_loads, launch
+from segment.solvers.equilibrium import _check_tolerances
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 from segment.studies.space import ParameterSpace, load_space
 

@@ -57,10 +57,11 @@ import numpy as np
 from segment._extras import require
 from segment.core.io import _Table, data_dir
 from segment.core.model import Segment, SegmentState
+from segment.core.newton import EquilibriumResult
 from segment.elements.disc import DOF_NAMES
 from segment.elements.kinematics import pose
 from segment.elements.loads import Load
-from segment.solvers.equilibrium import EquilibriumResult, solve
+from segment.solvers.equilibrium import solve
 
 pv = require("pyvista", "viz", "segment.viz (3-D views)")
 
