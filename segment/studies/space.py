@@ -26,8 +26,9 @@ Two layers: :meth:`ParameterSpace.apply` builds one :class:`~segment.model.Segme
 slow); :meth:`ParameterSpace.pack` writes M parameter sets straight into the packed arrays of
 :func:`segment.tangent.pack` (``glob (M, 27)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
 of the model's own packing, so ligament rows the packing adds (e.g. strips of one ligament)
-follow their ligament. ``pack`` is plain numpy and accepts complex parameter values, which gives
-the exact derivative of the packed arrays by the complex step (:meth:`pack_derivative`).
+follow their ligament. ``pack`` is plain numpy and accepts complex parameter values: the
+complex step through it is the reference the compiled :meth:`pack_derivative` is tested
+against.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
+from segment.studies.packing import ligament_rows, pack_plan
 
 __all__ = ["DISTRIBUTIONS", "FIELDS", "ParameterSpace", "default_space_path", "load_space"]
 
@@ -68,8 +69,6 @@ FIELDS = {
 DISTRIBUTIONS = ("uniform", "normal", "lognormal")
 COLUMNS = ("name", "element", "field", "unit", "nominal", "lower", "upper", "distribution",
            "dist_mu", "dist_sigma", "source")
-COMPLEX_STEP = 1e-30
-"""Imaginary step of :meth:`ParameterSpace.pack_derivative` (exact to rounding)."""
 _FACET_FIELD = {"gap_mm": "gap", "inclination_deg": "inclination_deg", "radius_mm": "radius",
                 "blend_C": "blend"}
 
@@ -409,7 +408,7 @@ class ParameterSpace:
         glob = np.repeat(glob0[None].astype(dtype), m_sets, axis=0)
         lig = np.repeat(lig0[None].astype(dtype), m_sets, axis=0)
         fac = np.repeat(fac0[None].astype(dtype), m_sets, axis=0)
-        rows = _ligament_rows(model)
+        rows = ligament_rows(model)
         l0_model = {x.name: x.l0 for x in model.ligaments}
         ref = model.reference
         geo = {f.side: {k: np.full(m_sets, v, dtype=dtype) if np.ndim(v) == 0 else v
@@ -456,56 +455,23 @@ class ParameterSpace:
         return glob, lig, fac
 
     def pack_derivative(self, model, P):
-        """Exact derivatives of :meth:`pack` by each parameter (complex step, step 1e-30).
+        """Exact derivatives of :meth:`pack` by each parameter.
+
+        Compiled from a plan of what each parameter does to which packed entry
+        (:mod:`segment.studies.packing`); equal to the complex step through :meth:`pack`
+        (complex ``P``) to rounding, at a fraction of its cost (``tests/test_space.py``).
 
         Returns
         -------
         dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
-        P = self.check(P)
-        m_sets, d = P.shape
-        out = None
-        Pc = P.astype(complex)
-        for j in range(d):       # one parameter at a time: M complex sets, not M x D
-            Pc[:, j] += 1j * COMPLEX_STEP
-            packed = self.pack(model, Pc)
-            if out is None:     # written in place: no list of D arrays to stack
-                out = tuple(np.empty((m_sets, d, *x.shape[1:])) for x in packed)
-            for part, x in zip(out, packed, strict=True):
-                np.multiply(x.imag, 1.0 / COMPLEX_STEP, out=part[:, j])
-            Pc[:, j] = P[:, j]
-        return out
+        return pack_plan(self, model).derivative(self.check(P))
 
     def sets_frame(self, P):
         """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""
         import pandas as pd
 
         return pd.DataFrame(np.asarray(P, dtype=float), columns=list(self.names))
-
-
-_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _ligament_rows(model) -> dict[str, np.ndarray]:
-    """Rows of the packed ``lig`` array that belong to each ligament of ``model``.
-
-    Found by probing, not assumed: each ligament's rest length is changed in turn and the
-    rows whose ``l0`` column changes are its rows. So a packing that expands a ligament into
-    several rows (strips) maps every strip to its ligament without this module knowing how.
-    """
-    try:
-        return _ROWS[model]
-    except KeyError:
-        pass
-    base = model._packed[1][:, L_L0]
-    out = {}
-    for k, x in enumerate(model.ligaments):
-        ligs = list(model.ligaments)
-        ligs[k] = x.with_rest_length(x.l0 * 1.5)
-        probe = model.replace(ligaments=tuple(ligs))._packed[1][:, L_L0]
-        out[x.name] = np.flatnonzero(probe != base)
-    _ROWS[model] = out
-    return out
 
 
 @functools.lru_cache(maxsize=8)

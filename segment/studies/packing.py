@@ -1,0 +1,243 @@
+"""Exact derivatives of the packed arrays by the parameters, compiled.
+
+:meth:`segment.space.ParameterSpace.pack` writes parameter sets into the solver's packed
+arrays in numpy; its derivative by each parameter is what the exact sensitivities
+(:mod:`segment.sensitivity`) need for every set. The complex step through ``pack`` (one complex
+``pack`` of all M sets per parameter) gives it exactly, but it costs D packs of numpy work per
+chunk of sets: about 60 us per set for the 21 parameters of the packaged space, as much as
+solving the set's ten equilibria. This module gives the same derivatives from a *plan* (what
+each parameter does to which packed entry, read once from the space and the model) in one
+parallel numba kernel.
+
+What ``pack`` does, and so what the plan holds (``tangent.pack`` layout):
+
+* disc stiffness and ligament force axes and rest lengths are *multiplied*: an entry ends as
+  ``b * prod_k (c_k p_jk)`` over the parameters ``jk`` that act on it (``b`` the model's value,
+  ``c_k`` 1 for a scale and ``1 / l0_model`` for a rest length), so its derivative by ``p_j`` is
+  ``b * sum_{k: jk = j} c_k prod_{l != k} (c_l p_jl)``;
+* facet geometry is *set*: the last parameter that writes a field (inclination, gap, radius,
+  C) of a facet determines it, and the facet's row is rebuilt as in
+  ``FacetJoint.at_reference``: ``n2 = (-sin a, 0, cos a)``, ``c1 = c2 + gap n2`` (C6), stored as
+  ``R0^T (c1 - s0)`` and ``-R0^T n2`` in C5 (the derivatives below are of these expressions).
+
+``tests/test_space.py`` holds the kernel to the complex step through ``pack`` for the packaged
+space, for a space where several parameters act on one entry, and to central differences.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from segment.elements.disc import DOF_NAMES
+from segment.elements.tangent import (
+    F_BLEND,
+    F_C1,
+    F_N1,
+    F_N2,
+    F_R1,
+    F_R2,
+    G_K_NEG,
+    G_K_POS,
+    L_F,
+    L_L0,
+)
+
+__all__ = ["PackPlan", "ligament_rows", "pack_plan"]
+
+FACET_FIELDS = ("inclination_deg", "gap_mm", "radius_mm", "blend_C")
+"""Columns of :attr:`PackPlan.facet_source` (the space's facet fields)."""
+
+
+@dataclass(frozen=True, eq=False)
+class PackPlan:
+    """What each parameter of a space does to the packed arrays of one model.
+
+    Attributes
+    ----------
+    dim : int
+        Number of parameters D.
+    shapes : tuple
+        Shapes of one set's ``glob``, ``lig`` and ``fac``.
+    entry : ndarray of int (E,)
+        Multiplied entries: flat index into ``glob`` (``< glob.size``) or, offset by
+        ``glob.size``, into ``lig``.
+    base : ndarray (E,)
+        The model's value of each entry.
+    start : ndarray of int (E + 1,)
+        Entry ``e``'s factors are ``op_j[start[e]:start[e + 1]]``, ``op_c[...]``.
+    op_j, op_c : ndarray (K,)
+        Parameter index and factor per unit parameter of each multiplication.
+    facet_source : ndarray of int (m, 4)
+        Parameter that sets each facet's inclination, gap, radius and C (:data:`FACET_FIELDS`),
+        -1 where none does.
+    facet_base : ndarray (m, 2)
+        The model's inclination [deg] and gap [mm] of each facet (used when no parameter
+        sets them).
+    R0 : ndarray (3, 3)
+        Reference orientation of C5 in C6.
+    """
+
+    dim: int
+    shapes: tuple
+    entry: np.ndarray
+    base: np.ndarray
+    start: np.ndarray
+    op_j: np.ndarray
+    op_c: np.ndarray
+    facet_source: np.ndarray
+    facet_base: np.ndarray
+    R0: np.ndarray
+
+    def derivative(self, P) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``dglob (M, D, G)``, ``dlig (M, D, n, 13)``, ``dfac (M, D, m, 15)`` at the real
+        parameter sets ``P (M, D)`` (checked by the caller)."""
+        P = np.ascontiguousarray(P, dtype=float)
+        m_sets = P.shape[0]
+        g, lg, fc = self.shapes
+        dglob = np.empty((m_sets, self.dim, *g))
+        dlig = np.empty((m_sets, self.dim, *lg))
+        dfac = np.empty((m_sets, self.dim, *fc))
+        _derivative_kernel(P, self.entry, self.base, self.start, self.op_j, self.op_c,
+                           self.facet_source, self.facet_base, self.R0, dglob, dlig, dfac)
+        return dglob, dlig, dfac
+
+
+_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def ligament_rows(model) -> dict[str, np.ndarray]:
+    """Rows of the packed ``lig`` array that belong to each ligament of ``model``.
+
+    Found by probing, not assumed: each ligament's rest length is changed in turn and the
+    rows whose ``l0`` column changes are its rows. So a packing that expands a ligament into
+    several rows (strips) maps every strip to its ligament without this module knowing how.
+    """
+    try:
+        return _ROWS[model]
+    except KeyError:
+        pass
+    base = model._packed[1][:, L_L0]
+    out = {}
+    for k, x in enumerate(model.ligaments):
+        ligs = list(model.ligaments)
+        ligs[k] = x.with_rest_length(x.l0 * 1.5)
+        probe = model.replace(ligaments=tuple(ligs))._packed[1][:, L_L0]
+        out[x.name] = np.flatnonzero(probe != base)
+    _ROWS[model] = out
+    return out
+
+
+_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def pack_plan(space, model) -> PackPlan:
+    """The :class:`PackPlan` of ``space`` (a ``ParameterSpace``) on ``model``, cached while
+    both live."""
+    per_model = _PLANS.setdefault(model, weakref.WeakKeyDictionary())
+    plan = per_model.get(space)
+    if plan is None:
+        plan = _build(space, model)
+        per_model[space] = plan
+    return plan
+
+
+def _build(space, model) -> PackPlan:
+    glob0, lig0, fac0 = model._packed
+    n_glob = glob0.size
+    rows = ligament_rows(model)
+    l0_model = {x.name: x.l0 for x in model.ligaments}
+    sides = [f.side for f in model.facets]
+    ops: dict[int, list[tuple[int, float]]] = {}      # entry -> [(j, c)], in pack's order
+    facet_source = np.full((len(sides), len(FACET_FIELDS)), -1, dtype=np.int64)
+    for j, (targets, field) in enumerate(zip(space.targets, space.fields, strict=True)):
+        for kind, key in targets:
+            if kind == "disc":
+                d = DOF_NAMES.index(key)
+                for col in (G_K_POS + d, G_K_NEG + d):
+                    ops.setdefault(col, []).append((j, 1.0))
+            elif kind == "ligament":
+                r = rows.get(key)
+                if r is None:
+                    continue        # the model has no such ligament: the parameter does nothing
+                cols, c = (([L_L0], 1.0 / l0_model[key]) if field == "l0_mm"
+                           else (range(L_F, L_F + 3), 1.0))
+                for row in r:
+                    for col in cols:
+                        ops.setdefault(n_glob + int(row) * lig0.shape[1] + col, []).append((j, c))
+            elif key in sides:
+                facet_source[sides.index(key), FACET_FIELDS.index(field)] = j   # last one wins
+    entries = sorted(ops)
+    start = np.zeros(len(entries) + 1, dtype=np.int64)
+    op_j, op_c = [], []
+    for e, entry in enumerate(entries):
+        for j, c in ops[entry]:
+            op_j.append(j)
+            op_c.append(c)
+        start[e + 1] = len(op_j)
+    flat0 = np.concatenate([glob0.ravel(), lig0.ravel()])
+    ref = model.reference
+    facet_base = np.array([[f.geometry(ref)["inclination_deg"], f.geometry(ref)["gap"]]
+                           for f in model.facets], dtype=float).reshape(len(sides), 2)
+    return PackPlan(dim=space.dim, shapes=(glob0.shape, lig0.shape, fac0.shape),
+                    entry=np.array(entries, dtype=np.int64),
+                    base=flat0[np.array(entries, dtype=np.int64)].astype(float),
+                    start=start, op_j=np.array(op_j, dtype=np.int64),
+                    op_c=np.array(op_c, dtype=float), facet_source=facet_source,
+                    facet_base=facet_base, R0=np.ascontiguousarray(ref.R0, dtype=float))
+
+
+@njit(cache=True, parallel=True)
+def _derivative_kernel(P, entry, base, start, op_j, op_c, facet_source, facet_base, R0,
+                       dglob, dlig, dfac):
+    """Fill ``dglob``, ``dlig``, ``dfac`` (see :meth:`PackPlan.derivative` and the module
+    doc for the formulas)."""
+    m_sets = P.shape[0]
+    n_glob = dglob.shape[2]
+    n_col = dlig.shape[3]
+    deg = math.pi / 180.0
+    for i in prange(m_sets):
+        p = P[i]
+        dglob[i] = 0.0
+        dlig[i] = 0.0
+        dfac[i] = 0.0
+        for e in range(entry.shape[0]):          # multiplied entries
+            for k in range(start[e], start[e + 1]):
+                others = 1.0
+                for m in range(start[e], start[e + 1]):
+                    if m != k:
+                        others *= op_c[m] * p[op_j[m]]
+                v = base[e] * op_c[k] * others
+                x = entry[e]
+                if x < n_glob:
+                    dglob[i, op_j[k], x] += v
+                else:
+                    x -= n_glob
+                    dlig[i, op_j[k], x // n_col, x % n_col] += v
+        for f in range(facet_source.shape[0]):   # facet rows, FacetJoint.at_reference
+            j_incl, j_gap, j_rad, j_blend = (facet_source[f, 0], facet_source[f, 1],
+                                             facet_source[f, 2], facet_source[f, 3])
+            incl = p[j_incl] if j_incl >= 0 else facet_base[f, 0]
+            gap = p[j_gap] if j_gap >= 0 else facet_base[f, 1]
+            a = incl * deg
+            n2 = (-math.sin(a), 0.0, math.cos(a))
+            dn2 = (-math.cos(a) * deg, 0.0, -math.sin(a) * deg)     # d n2 / d incl [1/deg]
+            for c in range(3):
+                # row vector times R0: component c of R0^T v
+                n2_c5 = R0[0, c] * n2[0] + R0[1, c] * n2[1] + R0[2, c] * n2[2]
+                dn2_c5 = R0[0, c] * dn2[0] + R0[1, c] * dn2[1] + R0[2, c] * dn2[2]
+                if j_gap >= 0:                   # c1 = c2 + gap n2
+                    dfac[i, j_gap, f, F_C1 + c] += n2_c5
+                if j_incl >= 0:
+                    dfac[i, j_incl, f, F_C1 + c] += gap * dn2_c5
+                    dfac[i, j_incl, f, F_N1 + c] -= dn2_c5
+                    dfac[i, j_incl, f, F_N2 + c] += dn2[c]
+            if j_rad >= 0:                       # radius_mm sets both faces
+                dfac[i, j_rad, f, F_R1] += 1.0
+                dfac[i, j_rad, f, F_R2] += 1.0
+            if j_blend >= 0:
+                dfac[i, j_blend, f, F_BLEND] += 1.0
