@@ -42,12 +42,12 @@ def _complex_reference(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False):
     return rows[0].real, rows.imag / H, REGIMES[regime]
 
 
-def _dual(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False):
+def _dual(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False, blend_seed=(0.0,) * 5):
     u, point, direction = _contact_dual(*(_dual_vec(v, s) for v, s in
                                           zip((c1, n1), seeds[:2], strict=True)), r1,
                                         *(_dual_vec(v, s) for v, s in
-                                          zip((c2, n2), seeds[2:], strict=True)), r2, blend,
-                                        at_edge)
+                                          zip((c2, n2), seeds[2:], strict=True)), r2,
+                                        (float(blend), *map(float, blend_seed)), at_edge)
     flat = [u, *point, *direction]
     return np.array([x[0] for x in flat]), np.array([x[1:] for x in flat]).T
 
@@ -129,6 +129,29 @@ def test_values_and_five_derivatives_equal_the_complex_step(at_edge):
         regimes.add(regime)
     assert regimes == set(REGIMES), regimes   # every regime is exercised
     assert "edge-edge" in aligned_cases       # the both-rims-qualify branch is exercised
+
+
+def test_blend_constant_slot_equals_the_complex_step():
+    """The blending constant C as a dual slot (the sensitivity by C): equal to the complex
+    step of ``_contact`` in C, with the geometry slots seeded at the same time."""
+    tested = 0
+    for kind, c1, n1, r1, c2, n2, r2, seeds in _random_pairs(400, seed=12):
+        if kind == "parallel":
+            continue        # sin(alpha) = 0: the weight does not depend on C (both give 0)
+        blend_seed = (0.0, 0.0, 1.0, 0.0, 0.0)           # slot 3: C, slots 1, 2, 4, 5: geometry
+        seeds = seeds.copy()
+        seeds[:, 2] = 0.0
+        value, deriv = _dual(c1, n1, r1, c2, n2, r2, BLEND, seeds, blend_seed=blend_seed)
+        u, point, direction, *_ = _contact(*(tuple(v + 0j) for v in (c1, n1)), r1,
+                                           *(tuple(v + 0j) for v in (c2, n2)), r2,
+                                           BLEND + 1j * H, False)
+        ref = np.array([u, *point, *direction]).imag / H
+        np.testing.assert_allclose(deriv[2], ref, rtol=0,
+                                   atol=REL * max(np.abs(ref).max(), np.abs(value).max(), 1.0))
+        _, deriv_ref, _ = _complex_reference(c1, n1, r1, c2, n2, r2, BLEND, seeds)
+        _assert_close(np.delete(deriv, 2, axis=0), np.delete(deriv_ref, 2, axis=0))
+        tested += np.abs(ref).max() > 1e-6       # C moves something here
+    assert tested > 50, tested
 
 
 def _case(c1, n1, r1, c2, n2, r2):

@@ -76,7 +76,9 @@ def _rim_weight_dual(pp, r, ell):
 def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
     """``(u, point, direction)`` of :func:`segment.facet._contact` on dual vectors.
 
-    ``c1, n1, c2, n2`` are dual 3-vectors, radii and blend reals. ``u`` <= 0 (a gap) when the
+    ``c1, n1, c2, n2`` are dual 3-vectors, the radii reals, ``blend`` (the blending constant
+    C) a dual scalar: ``const(C)`` for the pose directions of the tangent, a seeded slot for
+    the derivative by C (:mod:`segment.sensitivity`). ``u`` <= 0 (a gap) when the
     discs are apart, dislocated or do not face each other; then point and direction are those
     of ``_contact`` (the midpoint of the centres and n2).
     """
@@ -158,7 +160,7 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
     else:  # centres coincide to rounding
         P = y1
     # blending between M and P (item 6): weight = 1 - exp(-C sin alpha)
-    weight = dshift(dscale(-1.0, dexp(dscale(-blend, sin_a))), 1.0)
+    weight = dshift(dscale(-1.0, dexp(dscale(-1.0, dmul(blend, sin_a)))), 1.0)
     V = vadd(M, vscale(weight, vsub(P, M)))
     # penetration at P' (default) or at P (item 10): u0 + sin_a (w . Y) (item 2)
     depth = dsub(u0, dmul(cos_h, vdot(dn, V)))

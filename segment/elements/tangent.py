@@ -167,8 +167,8 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
           (n[1], 0.0, 0.0, 0.0, t1[1], t2[1]),
           (n[2], 0.0, 0.0, 0.0, t1[2], t2[2]))
     ud, pd, dd = _contact_dual(cd, nd, r1, (const(c2[0]), const(c2[1]), const(c2[2])),
-                               (const(n2[0]), const(n2[1]), const(n2[2])), r2, blend,
-                               law[3] > 0.5)
+                               (const(n2[0]), const(n2[1]), const(n2[2])), r2,
+                               const(blend), law[3] > 0.5)
     pt = (pd[0][0], pd[1][0], pd[2][0])
     if ud[0] <= 0.0:  # apart: no force, and the law's value and slope vanish
         return (0.0, 0.0, 0.0), pt, False

@@ -7,23 +7,22 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
 * ``dR/dq`` is the exact Jacobian of :mod:`segment.tangent` (the solver's own).
 * ``dR/dp`` is the directional derivative of the residual along each parameter, with the
   packed arrays' derivative ``d packed / dp_j`` from
-  :meth:`segment.space.ParameterSpace.pack_derivative` (complex step through the numpy
-  packing, exact to rounding). Along that direction:
+  :meth:`segment.space.ParameterSpace.pack_derivative` (compiled from the space's plan,
+  :mod:`segment.studies.packing`; exact). Along that direction:
 
   - **disc**: the residual is linear in ``k`` (eq. 1), ``dR_i = -dk_i(q_i) q_i``, exact;
   - **ligaments**: rest length and force axis **analytically** (the trilinear law is linear in
     its forces on the branch the strain selects, and ``dT/dl0 = -slope l / l0^2``), one real
     evaluation per ligament for all directions; insertions or curve strains (not in the
     packaged space) by **complex step** through :func:`segment.ligament._trilinear`;
-  - **facets**, gap and inclination (centres and normals of the packed row): **forward-mode
-    dual numbers** through :func:`segment.facet_dual._contact_dual` (the solver's tangent
-    kernel; ``_contact`` line for line), five directions per evaluation, exact;
+  - **facets**, gap, inclination (centres and normals of the packed row) and the blending
+    constant C: **forward-mode dual numbers** through
+    :func:`segment.facet_dual._contact_dual` (the solver's tangent kernel; ``_contact`` line
+    for line; C enters as a dual scalar), five directions per evaluation, exact;
   - **facet radius**: the contact is homogeneous of degree 1 in the lengths, so with equal
     radii the radius derivative is ``((u, x) - D_c(u, x)[c]) / r``, one more dual slot along
     the centres, exact (:func:`_facets_dual`); unequal radii (not in the packaged space) fall
-    back to a central difference with step :data:`RADIUS_STEP_MM`;
-  - **blending constant C**: **complex step** through the complex reference contact
-    :func:`segment.facet._contact` (``_contact_dual`` takes C as a real number), exact.
+    back to a central difference with step :data:`RADIUS_STEP_MM`.
 
   The load does not depend on p, so ``dR/dp`` does not depend on the load except through q*.
 * At a kink of the published laws (disc sign switch, ligament slack or support points,
@@ -109,8 +108,11 @@ def _dv(a):
 
 @njit(cache=True)
 def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
-    """Add the facets' centre/normal and radius directions to ``out`` (6, D) by forward-mode
-    dual numbers (:func:`segment.facet_dual._contact_dual`, exact), five directions per call.
+    """Add the facets' centre/normal, blending-constant and radius directions to ``out``
+    (6, D) by forward-mode dual numbers (:func:`segment.facet_dual._contact_dual`, exact),
+    five directions per call. C rides in a slot of its own like the geometry (one contact
+    evaluation per facet for all its directions; a complex step through
+    :func:`segment.facet._contact` per direction and facet did the same work again).
 
     Radius: the contact (penetration, point) is homogeneous of degree 1 in the lengths (scale
     the C6 positions of both centres and both radii by s and it scales by s; normals, the
@@ -135,6 +137,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
     dn1 = np.zeros((3, 6))
     dc2 = np.zeros((3, 6))
     dn2 = np.zeros((3, 6))
+    dbl = np.zeros(6)
     dQ = np.zeros(6)
     for i in range(fac.shape[0]):
         r1, r2 = fac[i, F_R1], fac[i, F_R2]
@@ -142,7 +145,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
         radial = False
         for d in range(n_dir):
             flag = touch[d, 1 + n_lig + i]
-            if flag & 1:
+            if flag & 5:        # centres/normals or C
                 items[n_items] = d
                 n_items += 1
             if (flag & 2) and r1 == r2 and dfac[d, i, F_R1] == dfac[d, i, F_R2]:
@@ -159,6 +162,9 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
         start = 0
         while start < n_items:
             ns = min(5, n_items - start)
+            dbl[0] = fac[i, F_BLEND]
+            for s in range(1, 6):
+                dbl[s] = 0.0
             for k in range(3):
                 dc1[k, 0] = c1[k]
                 dn1[k, 0] = n1[k]
@@ -181,12 +187,14 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
                         dn1[k, 1 + s] = w1[k]
                         dc2[k, 1 + s] = dfac[d, i, F_C2 + k]
                         dn2[k, 1 + s] = dfac[d, i, F_N2 + k]
+                    dbl[1 + s] = dfac[d, i, F_BLEND]
                 else:   # the scaling direction: the centres themselves
                     for k in range(3):
                         dc1[k, 1 + s] = c1[k]
                         dc2[k, 1 + s] = c2[k]
-            ud, pd, dd = _contact_dual(_dv(dc1), _dv(dn1), r1, _dv(dc2), _dv(dn2), r2,
-                                       fac[i, F_BLEND], law[3] > 0.5)
+            blend = (dbl[0], dbl[1], dbl[2], dbl[3], dbl[4], dbl[5])
+            ud, pd, dd = _contact_dual(_dv(dc1), _dv(dn1), r1, _dv(dc2), _dv(dn2), r2, blend,
+                                       law[3] > 0.5)
             if ud[0] > 0.0:   # in contact (apart: force and its derivatives vanish)
                 fd = vscale(_contact_force_dual(ud, law), dd)
                 f = (fd[0][0], fd[1][0], fd[2][0])
@@ -304,11 +312,6 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
         for i in range(fac.shape[0]):
             flag = touch[d, 1 + n_lig + i]
             r1, r2 = fac[i, F_R1], fac[i, F_R2]
-            if flag & 4:   # blending constant C: complex step through _contact
-                _facet_q(Q, p, R, R0, h1, h2, h3, _c3(fac, i, F_C1, dfac, d, 0.0),
-                         _c3(fac, i, F_N1, dfac, d, 0.0), r1, _c3(fac, i, F_C2, dfac, d, 0.0),
-                         _c3(fac, i, F_N2, dfac, d, 0.0), r2,
-                         complex(fac[i, F_BLEND], h * dfac[d, i, F_BLEND]), law)
             dr1, dr2 = dfac[d, i, F_R1], dfac[d, i, F_R2]
             if (flag & 2) and not (r1 == r2 and dr1 == dr2):
                 # radii apart: central difference (the scaling identity below needs r1 = r2)
