@@ -391,10 +391,22 @@ def _nominal_start_uncached(model, space: ParameterSpace, F, tol, max_iterations
     return q_u, dq_u[0], q, dq[0]
 
 
+def _allocate(m_sets, n_loads, n_facets, d, sensitivities):
+    """Result arrays of M sets: ``(q, status, iterations, q_u, status_u, facet_force, dq,
+    dq_u)``; ``dq``, ``dq_u`` None without sensitivities."""
+    return (np.empty((m_sets, n_loads, 6)), np.empty((m_sets, n_loads), dtype=np.int64),
+            np.empty((m_sets, n_loads), dtype=np.int64), np.empty((m_sets, 6)),
+            np.empty(m_sets, dtype=np.int64), np.zeros((m_sets, n_loads, n_facets)),
+            np.empty((m_sets, n_loads, 6, d)) if sensitivities else None,
+            np.empty((m_sets, 6, d)) if sensitivities else None)
+
+
 def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensitivities,
-                 n_threads, *, start):
-    """Solve one chunk of parameter sets in this process; a tuple of arrays. ``start``: the
-    nominal start of :func:`_nominal_start` (None: none, every set as :func:`segment.solve`)."""
+                 n_threads, *, start, out=None):
+    """Solve one chunk of parameter sets in this process; the tuple of :func:`_allocate`,
+    written into ``out`` when given (views of the whole call's arrays: no copy to join the
+    chunks). ``start``: the nominal start of :func:`_nominal_start` (None: none, every set
+    as :func:`segment.solve`)."""
     m_sets, n_loads = P.shape[0], F.shape[0]
     glob, lig, fac = space.pack(model, P)
     d = space.dim
@@ -408,28 +420,21 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
         # an element in any set is evaluated in every set: a zero derivative, computed)
         touch = touch_flags((dglob != 0).any(axis=0), (dlig != 0).any(axis=0),
                             (dfac != 0).any(axis=0))
-        dq_u = np.empty((m_sets, 6, d))
-        dq = np.empty((m_sets, n_loads, 6, d))
     else:
         dglob = np.zeros((1, 1, glob.shape[1]))
         dlig = np.zeros((1, 1, *lig.shape[1:]))
         dfac = np.zeros((1, 1, *fac.shape[1:]))
         touch = np.zeros((1, 2 + lig.shape[1] + fac.shape[1]), dtype=np.int8)
-        dq_u = np.zeros((1, 6, 1))
-        dq = np.zeros((1, 1, 6, 1))
-    q_u = np.empty((m_sets, 6))
-    st_u = np.empty(m_sets, dtype=np.int64)
+    if out is None:
+        out = _allocate(m_sets, n_loads, fac.shape[1], d, sensitivities)
+    q, st, it, q_u, st_u, ff, dq, dq_u = out
     it_u = np.empty(m_sets, dtype=np.int64)
-    q = np.empty((m_sets, n_loads, 6))
-    st = np.empty((m_sets, n_loads), dtype=np.int64)
-    it = np.empty((m_sets, n_loads), dtype=np.int64)
     nrm = np.empty((m_sets, n_loads))
-    ff = np.zeros((m_sets, n_loads, fac.shape[1]))
     launch(_sets_kernel, glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, q_nom,
-           dq_nom, bool(sensitivities), dglob, dlig, dfac, touch, q_u, st_u, it_u, dq_u, q, st,
-           it, nrm, ff, dq, n_threads=n_threads)
-    return (q, st, it, q_u, st_u, ff, dq if sensitivities else None,
-            dq_u if sensitivities else None)
+           dq_nom, bool(sensitivities), dglob, dlig, dfac, touch, q_u, st_u, it_u,
+           dq_u if sensitivities else np.zeros((1, 6, 1)), q, st, it, nrm, ff,
+           dq if sensitivities else np.zeros((1, 1, 6, 1)), n_threads=n_threads)
+    return out
 
 
 def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
@@ -490,10 +495,12 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     nominal = _nominal_start(model, space, F, tol, max_iterations)
     args = (tol, max_iterations, bool(sensitivities), n_threads)
     if client is None:
-        parts = []
+        whole = _allocate(m_sets, F.shape[0], len(model.facets), space.dim, sensitivities)
         for s in tqdm(starts, disable=not progress, desc="parameter sets", unit="chunk"):
-            parts.append(_solve_chunk(model, space, P[s:s + size], F, *args, start=nominal))
+            _solve_chunk(model, space, P[s:s + size], F, *args, start=nominal,
+                         out=tuple(None if x is None else x[s:s + size] for x in whole))
             log.info("solve_sets: %d / %d parameter sets", min(m_sets, s + size), m_sets)
+        parts = [whole]
     else:
         _require("distributed")
         # hash=False: a fresh key per call. With the default content hash, two calls with the
