@@ -109,6 +109,42 @@ def test_several_threads_at_once_give_the_same_numbers(model, space, P, loads, i
         np.testing.assert_array_equal(out[("many", i)], ref_many)
 
 
+WORKQUEUE_SCRIPT = """
+import threading, numpy as np, numba, segment
+from segment.sets import solve_sets
+from segment.space import load_space
+model, space = segment.c5c6(), load_space()
+P, loads = space.sample(8, seed=2), list(segment.LOAD_CASES.values())
+ref = solve_sets(model, P, loads, sensitivities=True)
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+out = {}
+def work(i):
+    out[i] = solve_sets(model, P, loads, sensitivities=True, chunk=3).dq_dp
+    space.pack_derivative(model, P)
+threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert len(out) == 4
+for i in range(4):
+    np.testing.assert_array_equal(out[i], ref.dq_dp)
+print("ok")
+"""
+
+
+def test_sensitivity_kernels_are_safe_on_the_workqueue_layer(tmp_path):
+    """numba's workqueue layer (where no OpenMP runtime is installed) aborts the process when
+    two threads launch parallel kernels at once: every parallel kernel of the sensitivity
+    path, the compiled pack derivative included, goes through ``launch``'s lock."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+    r = subprocess.run([sys.executable, "-c", WORKQUEUE_SCRIPT], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
 def test_n_threads_is_checked(model, loads):
     with pytest.raises(ValueError, match="n_threads must be an integer"):
         solve_many(model, loads, n_threads=0)

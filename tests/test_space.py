@@ -199,6 +199,8 @@ def test_compiled_pack_derivative_with_several_parameters_on_one_entry(model, sp
         "l0_FL_again": ((("ligament", "FL"),), "l0_mm", 15.0, 14.0, 16.0),
         "incl_left_last": ((("facet", "left"),), "inclination_deg", 40.0, 30.0, 50.0),
         "gap_right_last": ((("facet", "right"),), "gap_mm", 0.2, 0.0, 0.5),
+        "radius_left_last": ((("facet", "left"),), "radius_mm", 5.2, 4.5, 6.0),
+        "blend_right_last": ((("facet", "right"),), "blend_C", 10.0, 0.0, 40.0),
     }
     names = space.names + tuple(extra)
     k = len(extra)
@@ -216,15 +218,28 @@ def test_compiled_pack_derivative_with_several_parameters_on_one_entry(model, sp
         sources=space.sources + ("assumed (test)",) * k)
     P = wide.sample(25, seed=7)
     d = _assert_derivatives_equal(wide, model, P)
-    # the earlier facet parameters are overwritten: no derivative left
-    j = wide.names.index("facet_inclination_left")
-    assert np.abs(d[2][:, j, 0]).max() == 0.0
-    assert np.abs(d[2][:, wide.names.index("incl_left_last"), 0]).max() > 0.0
+    # the earlier parameters that set a value are overwritten: no derivative left
+    for early, late in (("facet_inclination_left", "incl_left_last"),
+                        ("facet_radius", "radius_left_last"), ("l0_FL", "l0_FL_again")):
+        i, j = wide.names.index(early), wide.names.index(late)
+        part = 1 if early.startswith("l0") else 2
+        row = 2 if early.startswith("l0") else 0     # FL's row / the left facet
+        assert np.abs(d[part][:, i, row]).max() == 0.0, early
+        assert np.abs(d[part][:, j, row]).max() > 0.0, late
+    # and pack does what the readable model does with such a space
+    packed = wide.pack(model, P)
+    for k in range(3):
+        ref = pack(wide.apply(model, P[k])._params)
+        for a, b in zip(packed, ref, strict=True):
+            np.testing.assert_allclose(a[k], b, rtol=0, atol=PACK_ATOL)
 
 
-def test_compiled_pack_derivative_on_reduced_models(space):
-    """No facets, or some ligaments removed: their parameters move nothing."""
-    for m in (segment.c5c6(facets=False), segment.c5c6(ligaments=("ALL", "PLL"))):
+def test_compiled_pack_derivative_on_other_models(space):
+    """Ligaments in strips (several packed rows each: found by probing), no facets, or some
+    ligaments removed (their parameters move nothing)."""
+    strips = segment.c5c6().with_strips(3)
+    assert strips._packed[1].shape[0] > len(strips.ligaments)
+    for m in (strips, segment.c5c6(facets=False), segment.c5c6(ligaments=("ALL", "PLL"))):
         _assert_derivatives_equal(space, m, space.sample(5, seed=8))
 
 

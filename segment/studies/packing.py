@@ -11,10 +11,11 @@ parallel numba kernel.
 
 What ``pack`` does, and so what the plan holds (``tangent.pack`` layout):
 
-* disc stiffness and ligament force axes and rest lengths are *multiplied*: an entry ends as
-  ``b * prod_k (c_k p_jk)`` over the parameters ``jk`` that act on it (``b`` the model's value,
-  ``c_k`` 1 for a scale and ``1 / l0_model`` for a rest length), so its derivative by ``p_j`` is
-  ``b * sum_{k: jk = j} c_k prod_{l != k} (c_l p_jl)``;
+* disc stiffness and ligament force axes are *multiplied*: an entry ends as
+  ``b * prod_k p_jk`` over the parameters ``jk`` that act on it (``b`` the model's value), so
+  its derivative by ``p_j`` is ``b * sum_{k: jk = j} prod_{l != k} p_jl``;
+* a ligament's rest length is *set*: the last parameter that sets it, ``p``, scales each of
+  its rows (strips) by ``p / l0_model``, a factor ``c = 1 / l0_model`` per unit parameter;
 * facet geometry is *set*: the last parameter that writes a field (inclination, gap, radius,
   C) of a facet determines it, and the facet's row is rebuilt as in
   ``FacetJoint.at_reference``: ``n2 = (-sin a, 0, cos a)``, ``c1 = c2 + gap n2`` (C6), stored as
@@ -46,6 +47,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
+from segment.solvers.batch import launch
 
 __all__ = ["PackPlan", "ligament_rows", "pack_plan"]
 
@@ -93,17 +95,20 @@ class PackPlan:
     facet_base: np.ndarray
     R0: np.ndarray
 
-    def derivative(self, P) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def derivative(self, P, *, n_threads: int | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``dglob (M, D, G)``, ``dlig (M, D, n, 13)``, ``dfac (M, D, m, 15)`` at the real
-        parameter sets ``P (M, D)`` (checked by the caller)."""
+        parameter sets ``P (M, D)`` (checked by the caller). A parallel launch through
+        :func:`segment.batch.launch` (safe from several threads; ``n_threads`` as there)."""
         P = np.ascontiguousarray(P, dtype=float)
         m_sets = P.shape[0]
         g, lg, fc = self.shapes
         dglob = np.empty((m_sets, self.dim, *g))
         dlig = np.empty((m_sets, self.dim, *lg))
         dfac = np.empty((m_sets, self.dim, *fc))
-        _derivative_kernel(P, self.entry, self.base, self.start, self.op_j, self.op_c,
-                           self.facet_source, self.facet_base, self.R0, dglob, dlig, dfac)
+        launch(_derivative_kernel, P, self.entry, self.base, self.start, self.op_j, self.op_c,
+               self.facet_source, self.facet_base, self.R0, dglob, dlig, dfac,
+               n_threads=n_threads)
         return dglob, dlig, dfac
 
 
@@ -164,11 +169,13 @@ def _build(space, model) -> PackPlan:
                 r = rows.get(key)
                 if r is None:
                     continue        # the model has no such ligament: the parameter does nothing
-                cols, c = (([L_L0], 1.0 / l0_model[key]) if field == "l0_mm"
-                           else (range(L_F, L_F + 3), 1.0))
                 for row in r:
-                    for col in cols:
-                        ops.setdefault(n_glob + int(row) * lig0.shape[1] + col, []).append((j, c))
+                    base = n_glob + int(row) * lig0.shape[1]
+                    if field == "l0_mm":                 # set: the last one wins
+                        ops[base + L_L0] = [(j, 1.0 / l0_model[key])]
+                    else:                                # force axis: multiplied
+                        for col in range(L_F, L_F + 3):
+                            ops.setdefault(base + col, []).append((j, 1.0))
             elif key in sides:
                 facet_source[sides.index(key), FACET_FIELDS.index(field)] = j   # last one wins
     entries = sorted(ops)

@@ -415,7 +415,7 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     q_nom_u, dq_nom_u, q_nom, dq_nom = start
     dP = np.ascontiguousarray(P - space.nominal)
     if sensitivities:
-        dglob, dlig, dfac = space.pack_derivative(model, P)
+        dglob, dlig, dfac = space.pack_derivative(model, P, n_threads=n_threads)
         # which elements each direction moves, for the chunk at once (a direction that moves
         # an element in any set is evaluated in every set: a zero derivative, computed)
         touch = touch_flags((dglob != 0).any(axis=0), (dlig != 0).any(axis=0),

@@ -425,8 +425,8 @@ class ParameterSpace:
                     r = rows.get(key)
                     if r is None:
                         continue
-                    if field == "l0_mm":
-                        lig[:, r, L_L0] *= (pj / l0_model[key])[:, None]
+                    if field == "l0_mm":     # set (the last one wins), as apply does
+                        lig[:, r, L_L0] = lig0[r, L_L0] * (pj / l0_model[key])[:, None]
                     else:
                         lig[:, r, L_F:L_F + 3] *= pj[:, None, None]
                 elif key in geo:
@@ -454,7 +454,7 @@ class ParameterSpace:
             fac[:, i, F_BLEND] = g["blend"]
         return glob, lig, fac
 
-    def pack_derivative(self, model, P):
+    def pack_derivative(self, model, P, *, n_threads: int | None = None):
         """Exact derivatives of :meth:`pack` by each parameter.
 
         Compiled from a plan of what each parameter does to which packed entry
@@ -465,7 +465,7 @@ class ParameterSpace:
         -------
         dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
-        return pack_plan(self, model).derivative(self.check(P))
+        return pack_plan(self, model).derivative(self.check(P), n_threads=n_threads)
 
     def sets_frame(self, P):
         """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""
