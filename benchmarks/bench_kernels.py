@@ -102,7 +102,7 @@ def _facet_dual(c, nrm, r1, c2, n2, r2, blend, seeds, n):
         nd = ((nrm[0], 0.0, 0.0, 0.0, seeds[3, 0], seeds[4, 0]),
               (nrm[1], 0.0, 0.0, 0.0, seeds[3, 1], seeds[4, 1]),
               (nrm[2], 0.0, 0.0, 0.0, seeds[3, 2], seeds[4, 2]))
-        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, blend, False)
+        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, const(blend), False)
         for b in range(6):       # use every value and derivative slot
             s += u[b]
             for k in range(3):

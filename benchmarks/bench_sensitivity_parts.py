@@ -1,14 +1,15 @@
 """Benchmark: where the cost of the exact sensitivities dq*/dp goes (bench_study.py's ratio).
 
-All in one run, single-threaded compiled loops unless said otherwise:
+All in one run:
 
 * ``pack_derivative``: the packed arrays' derivative by every parameter for one chunk of sets
-  (``ParameterSpace.pack_derivative``, compiled from the space's plan) against the complex
-  step through the numpy ``pack`` it is tested against (one complex pack per parameter); both
-  exact, the ratio is the speed-up.
-* per equilibrium of the nine cases at the nominal set: the Newton solve from the reference
-  pose (``solve``'s kernel), the Jacobian at the solution, dR/dp for all D directions, and the
-  whole sensitivity (LU, dR/dp, solve for D columns) given the Jacobian [us].
+  (``ParameterSpace.pack_derivative``, compiled from the space's plan; timed on one thread and
+  on all) against the complex step through the numpy ``pack`` it is tested against (one
+  complex pack per parameter, numpy on one thread); both exact, the ratio is the speed-up.
+* per equilibrium of the nine cases at the nominal set (single-threaded compiled loops): the
+  Newton solve from the reference pose (``solve``'s kernel), the Jacobian at the solution,
+  dR/dp for all D directions, and the whole sensitivity (LU, dR/dp, solve for D columns)
+  given the Jacobian [us].
 
     python benchmarks/bench_sensitivity_parts.py [--sets 512] [--repeat 2000] [--out FILE]
 """
@@ -86,11 +87,14 @@ def run(n_sets: int, repeat: int) -> dict:
     P = space.sample(n_sets, seed=0)
     space.pack_derivative(model, P)                              # compile / load the cache
     compiled = median_time(lambda: space.pack_derivative(model, P), 21)
+    compiled_1 = median_time(lambda: space.pack_derivative(model, P, n_threads=1), 21)
     reference = median_time(lambda: complex_step_pack_derivative(space, model, P), 7)
     out = {"pack_derivative": {"sets": n_sets, "parameters": space.dim,
                                "seconds_compiled": compiled,
+                               "seconds_compiled_one_thread": compiled_1,
                                "seconds_complex_step_reference": reference,
                                "speedup": reference / compiled,
+                               "speedup_one_thread": reference / compiled_1,
                                "us_per_set_compiled": compiled / n_sets * 1e6,
                                "us_per_set_reference": reference / n_sets * 1e6}}
     packed = model._packed

@@ -3,7 +3,8 @@
 :func:`_contact_dual` is :func:`segment.facet._contact` line for line (same items 1-10 of the
 :mod:`segment.facet` docstring, same branches, taken on the values), evaluated on the dual
 numbers of :mod:`segment._dual`. One call gives the penetration, the contact point and the
-force direction together with their derivatives along five motions of the C5 facet disc, where
+force direction together with their derivatives along five directions (motions of the C5
+facet disc for the tangent; geometry or blending-constant changes for the sensitivities), where
 the complex-step route needs five complex evaluations of ``_contact``: about three times less
 work for the tangent stiffness (:func:`segment.tangent._facet_jacobian_terms`), the solver's
 largest cost.
