@@ -23,6 +23,7 @@ import html
 import io as _io
 import json
 import logging
+import math
 import platform
 import time
 from collections.abc import Callable, Mapping
@@ -158,6 +159,11 @@ class Report:
         return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
                 f"<title>{html.escape(self.title)}</title><style>{style}</style></head><body>"
                 + "\n".join(body) + "</body></html>\n")
+
+
+def _floor(x):
+    """``x`` rounded down for "at least" sentences; NaN and inf as they are."""
+    return math.floor(x) if np.isfinite(x) else x
 
 
 def _inline_html(text: str) -> str:
@@ -800,9 +806,9 @@ def _calibration_section(rep, model, data_dir) -> None:
              "the Laplace posterior truncated to the ranges; burn-in 5 autocorrelation times, "
              "thinned by half of one) by the same command: "
              f"max split-R-hat {post.rhat.max():.3f} (mixed when every R-hat < "
-             f"{cal.RHAT_CONVERGED:g}), kept chain {post.kept_over_autocorr.min():.0f} "
+             f"{cal.RHAT_CONVERGED:g}), kept chain {post.kept_over_autocorr.min():.1f} "
              "autocorrelation times of the slowest parameter (emcee asks for > 50), effective "
-             f"sample size {post.effective_samples.min():.0f} or more per parameter. "
+             f"sample size {_floor(post.effective_samples.min())} or more per parameter. "
              + ("**The chains converged** by both criteria."
                 if mixed and long_enough else
                 "**The chains did not converge**: "
