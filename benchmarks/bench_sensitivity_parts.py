@@ -28,27 +28,13 @@ import segment
 from segment.core.model import _residual_jacobian
 from segment.core.newton import _solve_kernel
 from segment.solvers.batch import _as_loads
+from segment.studies.packing import complex_step_reference
 from segment.studies.sensitivity import (
     _equilibrium_sensitivity,
     _residual_parameter_derivative,
     touch_flags,
 )
 from segment.studies.space import load_space
-
-COMPLEX_STEP = 1e-30
-
-
-def complex_step_pack_derivative(space, model, P):
-    """The reference: one complex ``pack`` of all sets per parameter (tests/test_space.py)."""
-    m_sets, d = P.shape
-    out = tuple(np.empty((m_sets, d, *x.shape[1:])) for x in space.pack(model, P))
-    Pc = P.astype(complex)
-    for j in range(d):
-        Pc[:, j] += 1j * COMPLEX_STEP
-        for o, x in zip(out, space.pack(model, Pc), strict=True):
-            o[:, j] = x.imag / COMPLEX_STEP
-        Pc[:, j] = P[:, j]
-    return out
 
 
 @njit
@@ -88,7 +74,7 @@ def run(n_sets: int, repeat: int) -> dict:
     space.pack_derivative(model, P)                              # compile / load the cache
     compiled = median_time(lambda: space.pack_derivative(model, P), 21)
     compiled_1 = median_time(lambda: space.pack_derivative(model, P, n_threads=1), 21)
-    reference = median_time(lambda: complex_step_pack_derivative(space, model, P), 7)
+    reference = median_time(lambda: complex_step_reference(space, model, P), 7)
     out = {"pack_derivative": {"sets": n_sets, "parameters": space.dim,
                                "seconds_compiled": compiled,
                                "seconds_compiled_one_thread": compiled_1,

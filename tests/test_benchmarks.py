@@ -20,6 +20,7 @@ SMOKE = {
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
     "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
+    "bench_sensitivity_parts.py": ["--sets", "16", "--repeat", "10"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
                        "--sobol-n", "200", "--rounds", "1", "--sens-rounds", "2"],
 }
@@ -41,6 +42,10 @@ def test_benchmark_script_runs(script, tmp_path):
         assert report["loop_solve_many"]["max_abs_q_difference"] < 1e-8
         assert report["sensitivities"]["finite_fraction"] == 1.0
         assert report["sobol"]["failed"] == 0
+    if script == "bench_sensitivity_parts.py":
+        assert len(report["per_equilibrium"]) == 9
+        assert all(v > 0 for row in report["per_equilibrium"].values() for v in row.values())
+        assert report["pack_derivative"]["speedup"] > 0
     if script == "bench_dynamics.py":
         assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
                                         "AR"}

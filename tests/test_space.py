@@ -8,6 +8,7 @@ import pytest
 
 import segment
 from segment.space import ParameterSpace, default_space_path, load_space
+from segment.studies.packing import complex_step_reference
 from segment.tangent import pack
 
 PACK_ATOL = 1e-12
@@ -149,28 +150,14 @@ def test_pack_derivative_matches_central_differences(model, space):
             np.testing.assert_allclose(d[:, j], fd, rtol=1e-6, atol=1e-6 * np.abs(a).max())
 
 
-COMPLEX_STEP = 1e-30
 DERIVATIVE_RTOL = 1e-12
 """Compiled derivative vs the complex step through ``pack``: both exact, so equal to rounding
 of the largest entry (the worst seen is 1.4e-14 of it)."""
 
 
-def _complex_step_pack_derivative(space, model, P):
-    """The reference: one complex ``pack`` of all sets per parameter, step 1e-30."""
-    m_sets, d = P.shape
-    out = tuple(np.empty((m_sets, d, *x.shape[1:])) for x in space.pack(model, P))
-    Pc = P.astype(complex)
-    for j in range(d):
-        Pc[:, j] += 1j * COMPLEX_STEP
-        for o, x in zip(out, space.pack(model, Pc), strict=True):
-            o[:, j] = x.imag / COMPLEX_STEP
-        Pc[:, j] = P[:, j]
-    return out
-
-
 def _assert_derivatives_equal(space, model, P):
     compiled = space.pack_derivative(model, P)
-    reference = _complex_step_pack_derivative(space, model, P)
+    reference = complex_step_reference(space, model, P)
     for a, b in zip(compiled, reference, strict=True):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=0,

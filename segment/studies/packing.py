@@ -49,7 +49,10 @@ from segment.elements.tangent import (
 )
 from segment.solvers.batch import launch
 
-__all__ = ["PackPlan", "ligament_rows", "pack_plan"]
+__all__ = ["PackPlan", "complex_step_reference", "ligament_rows", "pack_plan"]
+
+COMPLEX_STEP = 1e-30
+"""Imaginary step of :func:`complex_step_reference` (exact to rounding for any tiny step)."""
 
 FACET_FIELDS = ("inclination_deg", "gap_mm", "radius_mm", "blend_C")
 """Columns of :attr:`PackPlan.facet_source` (the space's facet fields)."""
@@ -134,6 +137,23 @@ def ligament_rows(model) -> dict[str, np.ndarray]:
         probe = model.replace(ligaments=tuple(ligs))._packed[1][:, L_L0]
         out[x.name] = np.flatnonzero(probe != base)
     _ROWS[model] = out
+    return out
+
+
+def complex_step_reference(space, model, P):
+    """The same derivatives as :meth:`PackPlan.derivative` by the complex step through the
+    numpy :meth:`~segment.space.ParameterSpace.pack` (one complex pack of all sets per
+    parameter): slow, independent of the plan; what the tests and
+    ``benchmarks/bench_sensitivity_parts.py`` hold the compiled kernel to."""
+    P = np.asarray(P, dtype=float)
+    m_sets, d = P.shape
+    out = tuple(np.empty((m_sets, d, *x.shape[1:])) for x in space.pack(model, P))
+    Pc = P.astype(complex)
+    for j in range(d):
+        Pc[:, j] += 1j * COMPLEX_STEP
+        for o, x in zip(out, space.pack(model, Pc), strict=True):
+            o[:, j] = x.imag / COMPLEX_STEP
+        Pc[:, j] = P[:, j]
     return out
 
 
