@@ -174,6 +174,23 @@ def test_compiled_pack_derivative_equals_the_complex_step(model, space):
     assert np.abs(d[0] - d[0][:1]).max() == 0.0
 
 
+def test_plan_says_which_entries_each_parameter_moves(model, space):
+    """``PackPlan.moved`` (read instead of scanning every chunk) covers every nonzero
+    derivative of any set, and for the packaged space gives the same element flags as the
+    scan."""
+    from segment.studies.packing import pack_plan
+    from segment.studies.sensitivity import touch_flags
+
+    P = np.vstack([space.sample(200, seed=9), space.lower, space.upper])
+    dense = space.pack_derivative(model, P)
+    moved = pack_plan(space, model).moved
+    for d, m in zip(dense, moved, strict=True):
+        assert m.shape == d.shape[1:]
+        assert not ((d != 0) & ~m).any()             # nothing moves outside the plan
+    scanned = touch_flags(*((d != 0).any(axis=0) for d in dense))
+    np.testing.assert_array_equal(touch_flags(*moved), scanned)
+
+
 def test_compiled_pack_derivative_with_several_parameters_on_one_entry(model, space):
     """Spaces built in code may let two parameters act on one entry (a file may not): the
     product rule for the multiplied entries, the last writer for the facet geometry, as

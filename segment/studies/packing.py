@@ -69,8 +69,8 @@ class PackPlan:
     shapes : tuple
         Shapes of one set's ``glob``, ``lig`` and ``fac``.
     entry : ndarray of int (E,)
-        Multiplied entries: flat index into ``glob`` (``< glob.size``) or, offset by
-        ``glob.size``, into ``lig``.
+        Entries scaled by parameters: flat index into ``glob`` (``< glob.size``) or, offset
+        by ``glob.size``, into ``lig``.
     base : ndarray (E,)
         The model's value of each entry.
     start : ndarray of int (E + 1,)
@@ -85,6 +85,11 @@ class PackPlan:
         sets them).
     R0 : ndarray (3, 3)
         Reference orientation of C5 in C6.
+    moved : tuple of bool arrays
+        ``(D, G)``, ``(D, n, 13)``, ``(D, m, 15)``: the entries each parameter can move (the
+        sparsity of :meth:`derivative` for any set; what
+        :func:`segment.sensitivity.touch_flags` reads), so a chunk of sets need not be
+        scanned for it.
     """
 
     dim: int
@@ -97,6 +102,7 @@ class PackPlan:
     facet_source: np.ndarray
     facet_base: np.ndarray
     R0: np.ndarray
+    moved: tuple
 
     def derivative(self, P, *, n_threads: int | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -208,14 +214,31 @@ def _build(space, model) -> PackPlan:
         start[e + 1] = len(op_j)
     flat0 = np.concatenate([glob0.ravel(), lig0.ravel()])
     ref = model.reference
-    facet_base = np.array([[f.geometry(ref)["inclination_deg"], f.geometry(ref)["gap"]]
-                           for f in model.facets], dtype=float).reshape(len(sides), 2)
-    return PackPlan(dim=space.dim, shapes=(glob0.shape, lig0.shape, fac0.shape),
+    geometry = [f.geometry(ref) for f in model.facets]
+    facet_base = np.array([[g["inclination_deg"], g["gap"]] for g in geometry],
+                          dtype=float).reshape(len(sides), 2)
+    d = space.dim
+    moved_flat = np.zeros((d, flat0.size), dtype=bool)
+    for entry in entries:
+        for j, _ in ops[entry]:
+            moved_flat[j, entry] = True
+    moved_fac = np.zeros((d, *fac0.shape), dtype=bool)
+    columns = (list(range(F_C1, F_C1 + 3)) + list(range(F_N1, F_N1 + 3))
+               + list(range(F_N2, F_N2 + 3)),              # inclination: c1, n1, n2
+               list(range(F_C1, F_C1 + 3)), [F_R1, F_R2], [F_BLEND])   # gap, radius, C
+    for f in range(len(sides)):
+        for field, cols in enumerate(columns):
+            if facet_source[f, field] >= 0:
+                moved_fac[facet_source[f, field], f, cols] = True
+    moved = (moved_flat[:, :n_glob].reshape(d, *glob0.shape),
+             moved_flat[:, n_glob:].reshape(d, *lig0.shape), moved_fac)
+    return PackPlan(dim=d, shapes=(glob0.shape, lig0.shape, fac0.shape),
                     entry=np.array(entries, dtype=np.int64),
                     base=flat0[np.array(entries, dtype=np.int64)].astype(float),
                     start=start, op_j=np.array(op_j, dtype=np.int64),
                     op_c=np.array(op_c, dtype=float), facet_source=facet_source,
-                    facet_base=facet_base, R0=np.ascontiguousarray(ref.R0, dtype=float))
+                    facet_base=facet_base, R0=np.ascontiguousarray(ref.R0, dtype=float),
+                    moved=moved)
 
 
 @njit(cache=True, parallel=True)

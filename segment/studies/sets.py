@@ -62,6 +62,7 @@ from segment.core.newton import (
 from segment.elements.disc import DOF_NAMES
 from segment.solvers.batch import _as_loads, launch
 from segment.solvers.equilibrium import _check_tolerances
+from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 from segment.studies.space import ParameterSpace, load_space
 
@@ -416,10 +417,9 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     dP = np.ascontiguousarray(P - space.nominal)
     if sensitivities:
         dglob, dlig, dfac = space.pack_derivative(model, P, n_threads=n_threads)
-        # which elements each direction moves, for the chunk at once (a direction that moves
-        # an element in any set is evaluated in every set: a zero derivative, computed)
-        touch = touch_flags((dglob != 0).any(axis=0), (dlig != 0).any(axis=0),
-                            (dfac != 0).any(axis=0))
+        # which elements each direction can move, from the space's plan (the same for every
+        # set; where a derivative happens to be 0 in a set it is computed as 0)
+        touch = touch_flags(*pack_plan(space, model).moved)
     else:
         dglob = np.zeros((1, 1, glob.shape[1]))
         dlig = np.zeros((1, 1, *lig.shape[1:]))
