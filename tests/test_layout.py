@@ -50,6 +50,8 @@ def _rank(name):
     parts = name.split(".")
     if len(parts) == 1:                         # segment/__init__.py
         return len(LAYERS)
+    if parts[1] in TOP:                         # the command line is a package
+        return len(LAYERS)
     if len(parts) == 2:
         if parts[1] in SHARED:
             return -1

@@ -1,0 +1,98 @@
+"""Command line: ``segment cases | solve | ramp | validate | render | explore | simulate |
+sensitivity | calibrate``.
+
+Errors in the user's input (unknown case, bad number, unreadable data, an output path that
+cannot be written) print one line to stderr and exit with code 2, without a traceback; output
+paths are checked before any work starts. ``python -m segment`` is the same program.
+
+Options every command takes, before or after the command name: ``--data DIR``,
+``-v/--verbose`` (logging: once for progress messages, twice for debug), ``-q/--quiet`` (no
+progress bars or messages). ``--version`` prints the version.
+``--allow-implausible`` turns data values outside their plausible ranges into one-line
+warnings.
+
+One module per command (or pair of commands) in this package; each registers its parser and
+the function that runs it (:mod:`segment.cli._common` says how).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from segment.cli import calibrate, ramp, sensitivity, simulate, solve, validate, views
+from segment.cli._common import (
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    VersionAction,
+    add_common,
+    join_negative_numbers,
+)
+
+__all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
+
+# the order of the commands in ``segment --help``
+COMMAND_MODULES = (solve, ramp, validate, views, simulate, sensitivity, calibrate)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="segment", description="Mechanics of the C5-C6 motion segment.")
+    parser.add_argument("--version", action=VersionAction)
+    add_common(parser, top=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def _configure_logging(args) -> None:
+    level = (logging.ERROR if args.quiet else
+             {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger("segment")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    logging.captureWarnings(False)
+
+
+def _warn_one_line(message, category, filename, lineno, file=None, line=None):
+    print(f"segment: warning: {message}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    import warnings
+
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(join_negative_numbers(argv))
+    except SystemExit as exc:   # --help, --version and usage errors: argparse has printed
+        return int(exc.code or 0)
+    _configure_logging(args)
+    from segment import _progress
+
+    _progress.ENABLED = False if args.quiet else None
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn_one_line
+        return _run(args, argv)
+
+
+def _run(args, argv) -> int:
+    try:
+        return args.run(args, argv)
+    except ImportError as exc:  # a missing extra: one line naming it
+        from segment._extras import MissingExtraError
+
+        if not isinstance(exc, MissingExtraError):
+            raise
+        print(f"segment: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (UsageError, ValueError) as exc:  # bad input or data: one line, no traceback
+        print(f"segment: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # e.g. an output folder that does not exist
+        print(f"segment: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,212 @@
+"""What every command of the command line shares: the parser, the common options, usage
+errors, output-path checks, progress bars and the Dask client of ``--scheduler``.
+
+A command module (``segment/cli/<name>.py``) defines ``register(sub)``, which adds its
+sub-parser(s) with :func:`command` and sets ``run=`` as the parser default; the function
+takes ``(args, argv)`` and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+# Options that take a number: "--scale -inf" must reach the number check, not be read as an
+# option (argparse takes "-inf" for an option because it starts with "-"). Filled by
+# :func:`number_option`.
+NUMBER_OPTIONS: set[str] = set()
+
+
+class UsageError(Exception):
+    """Bad input on the command line: reported as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's default prints usage first)
+        self.exit(EXIT_USAGE, f"segment: error: {message}\n")
+
+
+class VersionAction(argparse.Action):
+    """``--version``: imports the package only when asked (the version lives in one place)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print the version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from segment import __version__
+        from segment._extras import DIST_NAME
+
+        print(f"segment {__version__} (distribution {DIST_NAME})")
+        parser.exit(0)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def join_negative_numbers(argv: list[str]) -> list[str]:
+    """``["--scale", "-inf"]`` -> ``["--scale=-inf"]`` so argparse hands it to the checker."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in NUMBER_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and _is_number(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
+def add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """--data, -v, -q on the main parser (with defaults) and on every command (no defaults:
+    given after the command name they override, absent they leave the main parser's value)."""
+    kw = {} if top else {"default": argparse.SUPPRESS}
+    parser.add_argument("--data", metavar="DIR", help="folder with the CSV parameter tables "
+                        "(default: packaged data)", **({"default": None} if top else kw))
+    parser.add_argument("-v", "--verbose", action="count", help="log progress (-vv: debug)",
+                        **({"default": 0} if top else kw))
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or progress messages",
+                        **({"default": False} if top else kw))
+    parser.add_argument("--allow-implausible", action="store_true",
+                        help="load data values outside their plausible ranges with a warning "
+                             "instead of an error (not for validate: the report checks strictly)",
+                        **({"default": False} if top else kw))
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def number_option(p: argparse.ArgumentParser, name: str, **kwargs) -> None:
+    """An option taking one finite number (negative numbers and ``-inf`` reach the check)."""
+    NUMBER_OPTIONS.add(name)
+    p.add_argument(name, type=finite_float, **kwargs)
+
+
+def command(sub, name: str, run, **kwargs) -> argparse.ArgumentParser:
+    """A sub-command running ``run(args, argv)``; it also takes the common options after its
+    name."""
+    p = sub.add_parser(name, **kwargs)
+    add_common(p, top=False)
+    p.set_defaults(run=run)
+    return p
+
+
+def cases(args, names):
+    """The named load cases of the data folder, or a UsageError naming the unknown ones."""
+    from segment.core.io import load_parameters
+
+    known = load_parameters(args.data, strict=not args.allow_implausible).load_cases
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"unknown load case(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    return {n: known[n] for n in names} if names else dict(known)
+
+
+def data_file(args, given, name, default):
+    """``given`` if the user named a file, else ``name`` in ``--data`` if it is there, else
+    ``default``."""
+    if given is not None:
+        return Path(given)
+    if args.data is not None and (Path(args.data) / name).exists():
+        return Path(args.data) / name
+    return default
+
+
+@contextlib.contextmanager
+def dask_client(scheduler):
+    """A Dask client for ``--scheduler`` (None: yields None, in-process): an address, or
+    ``local`` for a LocalCluster of 2 single-threaded worker processes on this machine."""
+    if scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError('--scheduler needs dask.distributed: pip install '
+                         '"c5c6-segment[study]"') from None
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler, timeout=30)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def bars_on(args) -> bool:
+    """Progress bars: off with -q and when stderr is not a terminal (logs, pipes, CI)."""
+    return not args.quiet and sys.stderr.isatty()
+
+
+def scheduler_option(p) -> None:
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="Dask scheduler address (tcp://host:8786), or 'local' for a "
+                        "LocalCluster on this machine (default: in-process, all cores)")
+
+
+def display(q):
+    """mm and degrees, rounded to the printed 3 decimals without a "-0.000"."""
+    import numpy as np
+
+    d = np.concatenate([q[:3], np.degrees(q[3:])])
+    return np.round(d, 3) + 0.0
+
+
+def check_output_file(path: str, option: str) -> Path:
+    """An output file we can write: its folder exists and is writable, it is not a folder."""
+    p = Path(path)
+    folder = p.resolve().parent
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: is a folder, expected a file name")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
+    return p
+
+
+def check_output_folder(path: str, option: str) -> Path:
+    """An output folder we can create or write into (checked before any work)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a folder")
+    existing = p.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {existing} is not writable")
+    return p
+
+
+def progress_bar(args, desc: str, total=None, unit="it"):
+    """A tqdm bar on stderr; off with -q or when stderr is not a terminal (segment._progress)."""
+    from segment._progress import bar
+
+    return bar(total=total, desc=desc, unit=unit, progress=False if args.quiet else None)

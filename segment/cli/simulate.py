@@ -1,0 +1,64 @@
+"""``segment simulate``: the motion of C5 under a load case (dynamics)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from segment.cli._common import (
+    EXIT_USAGE,
+    cases,
+    check_output_file,
+    command,
+    number_option,
+    progress_bar,
+)
+
+
+def register(sub) -> None:
+    p = command(sub, "simulate", run, help="simulate the motion of C5 under a load case "
+                                           "(dynamics, all damping of the paper)")
+    p.add_argument("case", metavar="CASE", help="load case name")
+    number_option(p, "--t-end", default=1.0, metavar="S", help="simulated time [s] (default 1)")
+    number_option(p, "--ramp", default=0.0, metavar="S",
+                  help="ramp the load over S seconds (default 0: a step)")
+    p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
+    p.add_argument("--out", metavar="FILE.csv", default=None,
+                   help="write the time history (q, rates, element forces, energies) as CSV")
+
+
+def run(args, argv) -> int:
+    import numpy as np
+
+    import segment
+    from segment.solvers import dynamics
+
+    chosen = cases(args, [args.case])
+    if not args.t_end > 0 or args.ramp < 0:
+        print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
+        return EXIT_USAGE
+    if args.out:
+        check_output_file(args.out, "--out")
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    logging.getLogger("segment.simulate").info(
+        "simulating %s for %g s (%s)", args.case, args.t_end,
+        "step" if args.ramp == 0 else f"ramp {args.ramp:g} s")
+    with progress_bar(args, f"simulate {args.case}", total=args.t_end, unit=" s") as bar:
+        def progress(t: float) -> None:
+            bar.update(t - bar.n)
+
+        r = dynamics.simulate(model, chosen[args.case], t_end=args.t_end, ramp=args.ramp,
+                              gravity=args.gravity, progress=progress)
+    s = segment.solve(model, chosen[args.case])
+    q = np.concatenate([r.q[-1, :3], np.degrees(r.q[-1, 3:])])
+    qs = np.concatenate([s.q[:3], np.degrees(s.q[3:])])
+    print(f"{args.case}: {r.message} ({r.nfev} evaluations)")
+    print("              x [mm]  y [mm]  z [mm]  phi_x   phi_y   phi_z [deg]")
+    print("at t_end    " + "".join(f"{v:8.4f}" for v in q))
+    print("static      " + "".join(f"{v:8.4f}" for v in qs))
+    print(f"kinetic energy-work error e_R = {r.energy_error:.2e} (relative to the largest "
+          "energy term of the run)")
+    if args.out:
+        r.frame.to_csv(args.out, index=False)
+        print(f"wrote {args.out} ({len(r.frame)} rows)")
+    return 0 if r.success else 1

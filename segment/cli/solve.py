@@ -1,0 +1,74 @@
+"""``segment cases`` and ``segment solve``: the load cases, and their static equilibria."""
+
+from __future__ import annotations
+
+import json
+
+from segment.cli._common import UsageError, cases, command, display, number_option
+
+
+def register(sub) -> None:
+    command(sub, "cases", run_cases, help="list the load cases")
+    p = command(sub, "solve", run_solve, help="solve load cases for static equilibrium")
+    p.add_argument("--from", dest="origin", choices=("unloaded", "reference"),
+                   default="unloaded",
+                   help="measure displacements from the unloaded equilibrium (default, as in "
+                        "the validation report) or from the reference pose of Table 1")
+    p.add_argument("cases", nargs="*", metavar="CASE", help="load case names (default: all)")
+    number_option(p, "--scale", default=1.0, help="multiply every load by X (default 1)")
+    p.add_argument("--no-facets", action="store_true", help="leave out the facet joints")
+    p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run_cases(args, argv) -> int:
+    known = cases(args, [])
+    print(f"{'case':<6}{'Fx':>7}{'Fy':>7}{'Fz':>7} [N]{'Mx':>7}{'My':>7}{'Mz':>7} [N m]")
+    for name, load in known.items():
+        f = load.force
+        m = load.moment / 1000.0
+        print(f"{name:<6}{f[0]:7.3g}{f[1]:7.3g}{f[2]:7.3g}    {m[0]:7.3g}{m[1]:7.3g}{m[2]:7.3g}")
+    return 0
+
+
+def run_solve(args, argv) -> int:
+    import segment
+
+    chosen = cases(args, args.cases)
+    names = list(chosen)
+    model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
+                         data_dir=args.data, strict=not args.allow_implausible)
+    results = [segment.solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]
+    if args.json:
+        print(json.dumps({"scale": args.scale, "results": [r.to_dict() for r in results]},
+                         indent=2))
+        return 0 if all(r.converged for r in results) else 1
+    config = ("disc" + ("" if args.no_ligaments else " + ligaments")
+              + ("" if args.no_facets else " + facets"))
+    u = model.unloaded
+    if args.origin == "unloaded" and not u.converged:
+        raise UsageError(f"the unloaded equilibrium of this model did not converge "
+                         f"({u.message}); use --from reference")
+    origin = ("the unloaded equilibrium (as in the validation report; see --from)"
+              if args.origin == "unloaded" else "the reference pose of Table 1 (see --from)")
+    print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}")
+    print(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
+    print(f"{'case':<5}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}"
+          f"{'iter':>6}  facets (left / right)")
+    for r in results:
+        if not r.converged:     # no numbers that could be read as a result
+            print(f"{r.load.name:<5}  NOT CONVERGED: {r.message}")
+            continue
+        q = r.displacement_from_unloaded if args.origin == "unloaded" else r.q
+        d = display(q)
+        facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
+        # a dislocated facet or a ligament past eps_max (Table 3)
+        flag = "" if r.intact else f"  BEYOND LIMITS: {'; '.join(r.limit_flags)}"
+        print(f"{r.load.name:<5}" + "".join(f"{v:8.3f}" for v in d)
+              + f"{r.iterations:6d}  {facets}{flag}")
+    if u.converged:
+        print("unloaded equilibrium, from the reference pose: "
+              + " ".join(f"{v:.3f}" for v in display(u.q)))
+    else:
+        print(f"unloaded equilibrium: {u.message}")
+    return 0 if all(r.converged for r in results) else 1
