@@ -93,7 +93,8 @@ _aliases.install()   # segment.model, segment.equilibrium, ... (the flat layout 
 
 
 def __getattr__(name):
-    if name in _aliases.MOVED:    # `segment.model` without importing it first, as before
+    if name in _aliases.MOVED or name in ("report", "cli"):
+        # `segment.model` (or the report) without importing it first, as before
         import importlib
 
         return importlib.import_module(f"segment.{name}")

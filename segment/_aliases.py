@@ -41,7 +41,9 @@ MOVED = MappingProxyType({
     "space": "studies.space", "sets": "studies.sets", "sensitivity": "studies.sensitivity",
     "sobol": "studies.sobol", "uncertainty": "studies.uncertainty",
     "calibration": "studies.calibration", "reference": "studies.reference",
-    "validation": "studies.validation", "report": "studies.report",
+    "validation": "studies.validation",
+    # the report was a module of studies during 0.2's development; now its own layer
+    "studies.report": "report",
     # views
     "viz": "views.viz",
 })

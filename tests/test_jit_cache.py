@@ -15,7 +15,7 @@ def test_editing_a_kernel_module_changes_the_cache_folder(tmp_path):
     shutil.copytree(_jit_cache.SOURCE_DIR, src, ignore=shutil.ignore_patterns("__pycache__"))
     before = _jit_cache.cache_folder(src, base=tmp_path)
     assert before == _jit_cache.cache_folder(src, base=tmp_path)          # deterministic
-    for name in ("studies/report.py", "__init__.py"):   # no kernels: compiled code stays valid
+    for name in ("report/build.py", "__init__.py"):   # no kernels: compiled code stays valid
         path = src / name
         path.write_text(path.read_text() + "\n# an edit outside the kernels (numba)\n")
         assert _jit_cache.cache_folder(src, base=tmp_path) == before

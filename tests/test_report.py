@@ -236,7 +236,7 @@ def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
 
 def test_shown_numbers_are_rounded_to_their_meaning():
     """No 1e-20 in a table: one precision per quantity, zero-ish values print as 0."""
-    from segment.report import _md_table
+    from segment.report import md_table as _md_table
 
     df = pd.DataFrame({"case": ["a", "b", "c", "d"], "unit": ["mm", "mm", "deg", "deg"],
                        "value": [0.561, -2.83e-20, 8.571, -4.0e-4],
@@ -267,7 +267,7 @@ def test_figures_have_one_unit_per_axis_and_distinct_panels(report_dir):
 
 
 def test_percentages_print_without_scientific_notation():
-    from segment.report import _pct
+    from segment.report import pct as _pct
 
     assert [_pct(x) for x in (0.36, -4.94, 9.96, 99.6, -39.2, 150.0)] == \
         ["+0.36 %", "-4.9 %", "+10 %", "+100 %", "-39 %", "+150 %"]

@@ -61,8 +61,8 @@ def run(args, argv) -> int:
     if args.method == "tornado":
         import matplotlib.pyplot as plt
 
+        from segment.report import fig_tornado
         from segment.studies import validation
-        from segment.studies.report import fig_tornado
 
         table = validation.sensitivity_table(model, cases, space=space)
         table.to_csv(out / "tornado.csv", index=False, float_format="%.6g")

@@ -21,7 +21,7 @@ def run(args, argv) -> int:
 
     # figures are files, never windows: Agg for this command (no environment variable set)
     require("matplotlib", "report", "segment validate (the report's figures)").use("Agg")
-    from segment.studies.report import build_report
+    from segment.report import build_report
 
     log = logging.getLogger("segment.validate")
     with progress_bar(args, "validate", unit=" stages") as bar:

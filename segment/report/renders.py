@@ -1,0 +1,82 @@
+"""The report's 3-D panels (pyvista, off-screen): the nine poses and the first ruptures."""
+
+from __future__ import annotations
+
+import io as _io
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import segment
+
+
+def render_poses(model, cases) -> bytes:
+    """PNG bytes of the 3 x 3 grid of the nine poses (pyvista, off-screen).
+
+    pyvista draws the poses without colour bar or axes; matplotlib adds one shared tension
+    colour bar (with the slack colour) below the grid and, in each panel, an orientation key
+    made from that panel's camera (:func:`segment.viz.screen_axes`): arrows for the axes in
+    the picture plane, the axis pointing at the viewer named in words, so no labels overlap.
+    """
+    import tempfile
+
+    from matplotlib import colors as mcolors
+    from matplotlib.cm import ScalarMappable
+
+    from segment.views import viz  # imports vtk: only when the report is built
+
+    results = [segment.solve(model, load) for load in cases.values()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False)
+        img = plt.imread(path)
+    h, w = img.shape[:2]
+    fig = plt.figure(figsize=(w / 150, (h + 190) / 150), dpi=150)
+    ax = fig.add_axes((0, 190 / (h + 190), 1, h / (h + 190)))
+    ax.imshow(img)
+    ax.set_axis_off()
+    pw, ph = w / 3, h / 3
+    for k, r in enumerate(results):
+        view = viz._resolve_view("auto", r)
+        x0, y0 = (k % 3) * pw + 0.25 * pw, (k // 3) * ph + 0.87 * ph   # image rows go down
+        depth = []
+        for name, (dx, dy, dz) in viz.screen_axes(view).items():
+            if np.hypot(dx, dy) < 0.5:       # mostly along the line of sight: say so in words
+                depth.append(f"{name} {'towards' if dz > 0 else 'away from'} the viewer")
+                continue
+            L = 0.08 * pw / np.hypot(dx, dy)
+            ax.annotate("", xy=(x0 + L * dx, y0 - L * dy), xytext=(x0, y0),
+                        arrowprops=dict(arrowstyle="-|>", color="black", lw=1.2))
+            vertical = abs(dx) < 0.5
+            ax.text(x0 + L * dx + (0.02 * pw if vertical else 0.15 * L * dx),
+                    y0 - L * dy, name, fontsize=7, va="center",
+                    ha="left" if vertical or dx > 0 else "right")
+        ax.text(x0 - 0.2 * pw, y0 + 0.05 * ph, f"{view} view; " + ", ".join(depth),
+                fontsize=7, ha="left", va="center", color="#333")
+    lo, hi = viz.tension_range(results)
+    cax = fig.add_axes((0.25, 95 / (h + 190), 0.5, 30 / (h + 190)))
+    fig.colorbar(ScalarMappable(mcolors.Normalize(lo, hi), viz.TENSION_CMAP), cax=cax,
+                 orientation="horizontal")
+    cax.set_xlabel("ligament tension [N], same scale in every panel (grey: slack)",
+                   fontsize=9)
+    cax.tick_params(labelsize=8)
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render_failures(ramps: Mapping[str, object]) -> bytes:
+    """PNG of each case just after its first rupture (the last pose when none broke)."""
+    import tempfile
+
+    from segment.views import viz
+
+    results = []
+    for r in ramps.values():
+        k = np.flatnonzero(r.frame["event"].str.startswith("ruptured: "))
+        good = np.flatnonzero(~r.frame["event"].str.startswith("no equilibrium"))
+        results.append(r.result_at(int(k[0]) if len(k) else int(good[-1])))
+    with tempfile.TemporaryDirectory() as tmp:
+        return viz.render_grid(results, Path(tmp) / "failure.png").read_bytes()
