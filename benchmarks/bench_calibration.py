@@ -39,11 +39,11 @@ def _map_fd(model, targets, space):
     """The MAP problem of :func:`calibrate` with a finite-difference Jacobian (baseline)."""
     from scipy.optimize import least_squares
 
-    fwd = cal._Forward(model, space, targets, n_threads=1)
+    fwd = cal.Forward(model, space, targets, n_threads=1)
 
     def fun(p):
         y, _, _ = fwd(p[None])
-        r_p, _ = cal._prior_residual(space, p)
+        r_p, _ = cal.prior_residual(space, p)
         return np.concatenate([(y[0] - targets.values) / targets.sd, r_p])
 
     return least_squares(fun, np.clip(space.nominal, space.lower, space.upper),
@@ -83,7 +83,7 @@ def main(argv=None) -> None:
     steps = max(4, -(-args.samples // args.walkers))
     post = cal.sample_posterior(model, targets, space=space, start=r, n_walkers=args.walkers,
                                 n_steps=steps, seed=0)
-    fwd = cal._Forward(model, space, targets, n_threads=1)
+    fwd = cal.Forward(model, space, targets, n_threads=1)
     draws = post.samples[: args.baseline]
     t0 = time.perf_counter()
     for p in draws:

@@ -23,6 +23,7 @@ from segment.calibration import (
     write_calibrated,
 )
 from segment.space import load_space
+from segment.studies.calibration.targets import _frozen
 
 Z95 = 1.959963984540054
 # finite differences of re-solved equilibria vs the exact dy/dp (as tests/test_sensitivity.py)
@@ -150,7 +151,7 @@ def test_targets_share_the_io_reader(tmp_path, targets):
 
 # ---------------------------------------------------------------------------- forward model
 def test_prediction_jacobian_matches_resolved_equilibria(model, space, targets):
-    fwd = cal._Forward(model, space, targets)
+    fwd = cal.Forward(model, space, targets)
     p = space.nominal.copy()
     p[space.names.index("facet_gap")] = 0.2           # away from the gap's bound
     _, ok, J = fwd(p[None], sensitivities=True)
@@ -170,7 +171,7 @@ def test_prediction_jacobian_matches_resolved_equilibria(model, space, targets):
 
 def test_wrong_jacobian_would_be_caught(model, space, targets):
     """The check above bites: a Jacobian column swapped for another's fails it."""
-    fwd = cal._Forward(model, space, targets)
+    fwd = cal.Forward(model, space, targets)
     p = space.nominal.copy()
     _, _, J = fwd(p[None], sensitivities=True)
     j, k = space.names.index("disc_phi_y"), space.names.index("disc_phi_z")
@@ -188,11 +189,11 @@ def test_wrong_jacobian_would_be_caught(model, space, targets):
 def synthetic(model, space, targets):
     sub = space.subset([*DISC_RATES, "facet_gap", "l0_CL"])
     truth = np.array([0.9, 1.1, 0.93, 1.12, 0.95, 0.2, 6.2])
-    y, ok, _ = cal._Forward(model, sub, targets)(truth[None])
+    y, ok, _ = cal.Forward(model, sub, targets)(truth[None])
     assert ok[0]
     synth = Targets(cases=targets.cases, configurations=targets.configurations,
-                    quantities=targets.quantities, values=cal._frozen(y[0]),
-                    sd=cal._frozen(0.01 * np.abs(y[0])), sd_basis=targets.sd_basis,
+                    quantities=targets.quantities, values=_frozen(y[0]),
+                    sd=_frozen(0.01 * np.abs(y[0])), sd_basis=targets.sd_basis,
                     sources=targets.sources, path="synthetic.csv")
     return sub, truth, synth, calibrate(model, synth, space=sub)
 
@@ -256,7 +257,7 @@ def test_unreachable_target_is_reported_as_misfit_with_the_parameter_to_move(mod
     assert not row.reachable
     assert row.parameter == "disc_phi_z"
     assert row.needed > 1.2 and row.outside_by == pytest.approx(row.needed - 1.2)
-    check = cal._Forward(model, sub, t)(np.array([[row.needed]]))[0][0, 0]
+    check = cal.Forward(model, sub, t)(np.array([[row.needed]]))[0][0, 0]
     assert check == pytest.approx(2.0, rel=1e-3)
     assert "misfit" not in r.message and r.status == 0
 
@@ -342,7 +343,7 @@ def test_posterior_samples_cover_the_truth(model, space, targets):
                                               "AR disc segment phi_z_deg")]
     t0 = targets.subset(rows)
     truth = np.array([1.05, 0.9])
-    y = cal._Forward(model, sub, t0)(truth[None])[0][0]
+    y = cal.Forward(model, sub, t0)(truth[None])[0][0]
     t = t0.with_values(y).with_sd_scaled(1.0)
     r = calibrate(model, t, space=sub)
     post = sample_posterior(model, t, space=sub, start=r, n_walkers=16, n_steps=1500, seed=1)
@@ -373,14 +374,14 @@ def _two_parameter_problem(model, space, targets):
                                               "EXT disc segment phi_y_deg",
                                               "AR disc segment phi_z_deg")]
     t0 = targets.subset(rows)
-    y = cal._Forward(model, sub, t0)(np.array([[1.05, 0.9]]))[0][0]
+    y = cal.Forward(model, sub, t0)(np.array([[1.05, 0.9]]))[0][0]
     return sub, t0.with_values(y)
 
 
 def test_short_chain_says_not_converged_and_walkers_start_inside(model, space, targets):
     sub, t = _two_parameter_problem(model, space, targets)
     # a MAP on the upper bound of disc_phi_z: truth beyond the range
-    t = t.with_values(cal._Forward(model, sub, t)(np.array([[1.05, 1.4]]))[0][0])
+    t = t.with_values(cal.Forward(model, sub, t)(np.array([[1.05, 1.4]]))[0][0])
     r = calibrate(model, t, space=sub)
     assert r.x[1] == pytest.approx(sub.upper[1])
     post = sample_posterior(model, t, space=sub, start=r, n_walkers=8, n_steps=12, seed=1)

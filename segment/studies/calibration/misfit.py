@@ -1,0 +1,147 @@
+"""Structural misfit: what the model can reach within the parameter ranges, and which single
+parameter would have to leave its range to meet a target."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from segment.studies.calibration.forward import Forward
+from segment.studies.calibration.prior import _bounded_x0
+from segment.studies.calibration.result import MISFIT_Z, CalibrationResult
+from segment.studies.calibration.targets import load_targets
+from segment.studies.space import load_space
+
+MISFIT_COLUMNS = ("target", "value", "SD", "start_prediction", "best_within_ranges",
+                  "reachable", "parameter", "needed", "lower", "upper", "outside_by",
+                  "outside_by_range_widths", "other_targets_missed", "alternatives")
+NEWTON_STEPS = 8
+
+
+def _one_parameter_value(fwd, space, p, i, j, goal):
+    """Value of parameter j (others at p) that brings target i to ``goal``: Newton on the
+    real model with the exact derivative, no range; None when it cannot (zero slope,
+    non-physical value, failed equilibrium)."""
+    x = p.copy()
+    for _ in range(NEWTON_STEPS):
+        y, ok, J = fwd(x[None], sensitivities=True)
+        if not ok[0]:
+            return None, None
+        miss = goal - y[0, i]
+        slope = J[0, i, j]
+        if abs(miss) <= 1e-6 * max(1.0, abs(goal)):
+            return x[j], y[0]
+        if slope == 0.0 or not math.isfinite(slope):
+            return None, None
+        step = miss / slope
+        new = x[j] + step
+        if space.fields[j] in ("stiffness_scale", "radius_mm", "l0_mm", "blend_C"):
+            new = max(new, 0.5 * x[j]) if new <= 0 else new   # stay physical: halve at most
+        if space.fields[j] == "gap_mm":
+            new = max(new, 0.0)
+        if space.fields[j] == "inclination_deg":
+            new = min(max(new, -89.0), 89.0)
+        x[j] = new
+    y, ok, _ = fwd(x[None])
+    if ok[0] and abs(goal - y[0, i]) <= 1e-3 * max(1.0, abs(goal)):
+        return x[j], y[0]
+    return None, None
+
+
+def _misfits(fwd, space, targets, p_map, y_map, index, z=MISFIT_Z):
+    """Misfit rows (:data:`MISFIT_COLUMNS`) of the targets at ``index``; a target is
+    reachable when the best prediction within the ranges is within ``z`` SDs."""
+    from scipy.optimize import least_squares
+
+    rows = []
+    width = space.upper - space.lower
+    for i in index:
+        label = targets.labels[i]
+
+        def f1(p, i=i):
+            y, _, _ = fwd(p[None])
+            return [(y[0, i] - targets.values[i]) / targets.sd[i]]
+
+        def j1(p, i=i):
+            _, _, J = fwd(p[None], sensitivities=True)
+            return J[0, i][None, :] / targets.sd[i]
+
+        best = least_squares(f1, p_map, jac=j1, bounds=(space.lower, space.upper),
+                             x_scale=width, max_nfev=30)
+        p_best = np.clip(best.x, space.lower, space.upper)
+        y_best = fwd(p_best[None])[0][0]
+        reachable = abs(y_best[i] - targets.values[i]) <= z * targets.sd[i]
+        rec = {"target": label, "value": targets.values[i], "SD": targets.sd[i],
+               "start_prediction": y_map[i], "best_within_ranges": y_best[i],
+               "reachable": bool(reachable), "parameter": "", "needed": np.nan,
+               "lower": np.nan, "upper": np.nan, "outside_by": np.nan,
+               "outside_by_range_widths": np.nan, "other_targets_missed": "",
+               "alternatives": ""}
+        if not reachable:
+            # which single parameter, leaving its range, would reach the target?
+            goal = targets.values[i]
+            cands = []
+            _, _, J = fwd(p_best[None], sensitivities=True)
+            for j in np.flatnonzero(np.abs(J[0, i]) > 0):
+                v, y_all = _one_parameter_value(fwd, space, p_best, i, j, goal)
+                if v is None:
+                    continue
+                out = v - space.upper[j] if v > space.upper[j] else (
+                    v - space.lower[j] if v < space.lower[j] else 0.0)
+                others = [targets.labels[k] for k in range(len(targets)) if k != i
+                          and abs(y_all[k] - targets.values[k]) > MISFIT_Z * targets.sd[k]]
+                cands.append((abs(out) / width[j], j, v, out, others))
+            if cands:
+                cands.sort(key=lambda c: c[0])
+                frac, j, v, out, others = cands[0]
+                rec["alternatives"] = "; ".join(
+                    f"{space.names[c[1]]} = {c[2]:.4g} ({c[0]:.2f} range widths outside)"
+                    for c in cands[1:4])
+                rec.update(parameter=space.names[j], needed=v, lower=space.lower[j],
+                           upper=space.upper[j], outside_by=out,
+                           outside_by_range_widths=frac,
+                           other_targets_missed="; ".join(others))
+            else:
+                rec["parameter"] = "none (no single parameter reaches it)"
+        rows.append(rec)
+    return pd.DataFrame(rows, columns=MISFIT_COLUMNS)
+
+
+def reach(model=None, targets=None, *, space=None, which=None, start=None,
+          z: float = MISFIT_Z, n_threads: int | None = 1) -> pd.DataFrame:
+    """Can each target be met by some parameter set within the ranges, on its own?
+
+    For each target of ``which`` (labels or row numbers; default all) the best prediction
+    within the ranges for that target alone (bounded least squares from ``start``, default the
+    nominal set: a local search); when even that misses by more than ``z`` SDs (default
+    :data:`MISFIT_Z`; ``z=0`` asks for the target value itself), the one parameter
+    that would have to leave its range, and by how much (Newton on the real model). Rows as
+    :attr:`CalibrationResult.misfits`.
+    """
+    import segment
+
+    model = segment.c5c6() if model is None else model
+    space = load_space(space)
+    targets = load_targets(targets)
+    if which is None:
+        index = list(range(len(targets)))
+    else:
+        index = []
+        for w in which:
+            if isinstance(w, str):
+                if w not in targets.labels:
+                    raise ValueError(f"unknown target {w!r}; expected one of "
+                                     f"{', '.join(targets.labels)}")
+                index.append(targets.labels.index(w))
+            else:
+                index.append(int(w))
+    fwd = Forward(model, space, targets, n_threads=n_threads)
+    p = _bounded_x0(space, start.x if isinstance(start, CalibrationResult) else start)
+    y, ok, _ = fwd(p[None])
+    if not ok[0]:
+        raise ValueError("an equilibrium did not converge at the start set")
+    if not (math.isfinite(z) and z >= 0):
+        raise ValueError(f"z must be a finite number >= 0, got {z!r}")
+    return _misfits(fwd, space, targets, p, y[0], index, z=z)

@@ -1,0 +1,128 @@
+"""The outcome of a calibration: MAP, Laplace posterior, identifiability, misfit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from segment.studies.calibration.targets import Targets
+
+MISFIT_Z = 2.0
+"""A target is missed when the prediction is more than this many target SDs away."""
+DATA_DETERMINED_VARIANCE_RATIO = 0.5
+"""Posterior / prior variance below which a parameter is called determined by the data."""
+RIDGE = 1e-6
+"""Weight of a residual ``RIDGE (p - start) / (upper - lower)`` per uniform parameter in the
+MAP: a flat prior leaves the MAP undetermined along directions the data cannot see, and the
+trust-region steps then wander there (measured: an unseen rest length moved 0.15 mm); the
+ridge keeps such a parameter at its start and moves a seen one by ~1e-12 of its range."""
+STATUS_MESSAGES = {
+    0: "converged",
+    1: "the optimizer stopped without convergence",
+    2: "an equilibrium did not converge at the MAP",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationResult:
+    """Outcome of :func:`calibrate` (scipy.optimize-style: it reports, it does not raise).
+
+    Attributes
+    ----------
+    x : ndarray (D,)
+        MAP parameter set (units of the space's ``unit`` column).
+    success : bool
+        The optimizer converged and every equilibrium at the MAP converged.
+    status : int
+        0 converged, 1 optimizer not converged, 2 an equilibrium failed at the MAP
+        (:data:`STATUS_MESSAGES`).
+    message : str
+    names, units : tuple of str
+    prior_sd, posterior_sd : ndarray (D,)
+        Laplace prior and posterior SDs (see the module doc).
+    covariance, correlation : ndarray (D, D)
+        Laplace posterior covariance and correlation at the MAP.
+    singular_values : ndarray
+        Of the weighted sensitivity matrix S (module doc), descending.
+    verdicts : tuple of str
+        ``"data"`` or ``"prior"`` per parameter.
+    at_bound : tuple of str
+        ``"lower"``, ``"upper"`` or ``""`` per parameter (MAP on its range's edge).
+    targets : Targets
+    prediction_nominal, prediction : ndarray (n,)
+        Target predictions of the nominal parameter set and of the MAP.
+    prediction_sd : ndarray (n,)
+        Laplace SD of the MAP prediction (linearised).
+    misfits : DataFrame
+        One row per missed target (``MISFIT_Z`` SDs): best reachable value within the ranges,
+        and the parameter that would have to leave its range and by how much.
+    n_solves, nfev : int
+        Equilibria solved and optimizer function evaluations.
+    """
+
+    x: np.ndarray
+    success: bool
+    status: int
+    message: str
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    nominal: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    prior_sd: np.ndarray
+    posterior_sd: np.ndarray
+    covariance: np.ndarray
+    correlation: np.ndarray
+    singular_values: np.ndarray
+    verdicts: tuple[str, ...]
+    at_bound: tuple[str, ...]
+    targets: Targets
+    prediction_nominal: np.ndarray
+    prediction: np.ndarray
+    prediction_sd: np.ndarray
+    misfits: pd.DataFrame
+    nfev: int
+    n_solves: int
+    elapsed: float
+    space_path: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def misfit(self) -> bool:
+        """True when some target is out of reach within the parameter ranges."""
+        return bool(len(self.misfits)) and bool((~self.misfits["reachable"]).any())
+
+    def parameters(self) -> pd.DataFrame:
+        """Prior vs posterior per parameter."""
+        return pd.DataFrame({
+            "parameter": self.names, "unit": self.units, "nominal": self.nominal,
+            "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
+            "MAP": self.x, "posterior_sd": self.posterior_sd,
+            "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
+            "at_bound": [b or "no" for b in self.at_bound]})
+
+    def agreement(self) -> pd.DataFrame:
+        """Before / after agreement per target."""
+        t = self.targets
+        return pd.DataFrame({
+            "case": t.cases, "configuration": t.configurations, "quantity": t.quantities,
+            "target": t.values, "SD": t.sd, "SD_basis": t.sd_basis,
+            "published_model": self.prediction_nominal, "calibrated": self.prediction,
+            "calibrated_sd": self.prediction_sd,
+            "z_published": (self.prediction_nominal - t.values) / t.sd,
+            "z_calibrated": (self.prediction - t.values) / t.sd})
+
+    def summary(self) -> str:
+        """A plain-text summary (status, parameters, agreement, misfits)."""
+        lines = [f"calibration: {self.message} ({self.nfev} evaluations, {self.n_solves} "
+                 f"equilibria, {self.elapsed:.2f} s)"]
+        lines.append("singular values of the weighted sensitivity matrix: "
+                     + ", ".join(f"{s:.3g}" for s in self.singular_values))
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            lines += ["", self.parameters().round(4).to_string(index=False), "",
+                      self.agreement().round(4).to_string(index=False)]
+            if len(self.misfits):
+                lines += ["", "missed targets:", self.misfits.to_string(index=False)]
+        return "\n".join(lines)
