@@ -31,9 +31,13 @@ from pathlib import Path
 import numba
 from numba.core import caching as _caching
 
-__all__ = ["cache_folder", "configure"]
+__all__ = ["COLD_COMPILE_S", "cache_folder", "configure", "is_cold"]
 
 KEEP = 4
+COLD_COMPILE_S = 20
+"""What compiling every kernel of ``segment solve FLX`` takes on the 2-core reference machine
+[s], rounded up (``benchmarks/bench_cold_start.py``); the command line says it once when the
+cache is empty."""
 SOURCE_DIR = Path(__file__).resolve().parent
 
 
@@ -113,3 +117,13 @@ def configure() -> Path | None:
 
 
 FOLDER = configure()
+
+
+def is_cold(folder: Path | None = None) -> bool:
+    """True when the cache folder holds no compiled kernel yet (the first run compiles them).
+
+    Unknown (False) when numba's own cache applies (``NUMBA_CACHE_DIR`` set, no folder)."""
+    folder = FOLDER if folder is None else folder
+    if folder is None or not Path(folder).is_dir():
+        return folder is not None
+    return not any(Path(folder).rglob("*.nbi"))

@@ -430,11 +430,28 @@ def test_cli_calibrate_samples_on_a_local_dask_cluster(tmp_path, capsys):
     from segment.cli import main
 
     out = tmp_path / "cal"
+    # 256 draws cannot converge: the draws ran on the cluster, and nothing is written
     assert main(["calibrate", "--out", str(out), "--quiet", "--samples", "256",
-                 "--scheduler", "local"]) == 0
-    assert "posterior: 256 draws" in capsys.readouterr().out
-    diag = pd.read_csv(out / "posterior_diagnostics.csv")
-    assert len(diag) == load_space().dim and np.isfinite(diag["mean"]).all()
+                 "--scheduler", "local"]) == 1
+    captured = capsys.readouterr()
+    assert "posterior: 256 draws" in captured.out and "NOT converged" in captured.out
+    assert "did not converge; nothing written" in captured.err
+    assert not out.exists()
+
+
+def test_cli_unconverged_posterior_writes_nothing_and_exits_1(tmp_path, capsys):
+    """The README's contract (issue 20): a calibration that does not converge, MAP or MCMC,
+    writes nothing and exits with code 1."""
+    from segment.cli import main
+
+    out = tmp_path / "cal"
+    assert main(["calibrate", "--out", str(out), "--quiet", "--samples", "256"]) == 1
+    captured = capsys.readouterr()
+    assert "NOT converged" in captured.out
+    assert captured.err.strip().splitlines()[-1] == (
+        "segment: the posterior samples did not converge; nothing written (draw more with a "
+        "larger --samples)")
+    assert not out.exists()
 
 
 def test_cli_bad_targets_is_one_line_error(tmp_path, capsys):

@@ -512,3 +512,51 @@ def test_sensitivity_tornado_and_bad_space_file(tmp_path, capsys):
     assert err.startswith("segment: error: space.csv, line 22 (row 21), column 'element': "
                           "unknown disc "
                           "'phi_w'")
+
+
+# ---------------------------------------------------------------- issue 20: plumbing
+EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE: what a shell reports for a program SIGPIPE ended
+
+
+@pytest.mark.parametrize("argv", [["cases"], ["solve", "FLX"], ["ramp", "FLX", "--to-scale",
+                                                                "5"]])
+def test_a_closed_pipe_ends_quietly(argv, tmp_path):
+    """``segment ... | head -2`` printed "segment: error: : Broken pipe" with exit code 2."""
+    code = ("import os, sys\nr, w = os.pipe()\nos.close(r)\nos.dup2(w, 1)\n"
+            f"from segment.cli import main\nsys.exit(main({argv!r}))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=SUBPROCESS_TIMEOUT_S, check=False)
+    assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
+    assert proc.stderr == ""
+
+
+def test_validate_refuses_a_missing_parent_folder_like_every_command(tmp_path, capsys):
+    code, out, err = run(capsys, "validate", "--out", tmp_path / "no" / "such" / "report")
+    assert code == EXIT_USAGE and out == ""
+    assert err.strip() == (f"segment: error: --out {tmp_path / 'no' / 'such' / 'report'}: "
+                           f"folder {tmp_path / 'no' / 'such'} does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_first_use_says_the_kernels_compile_in_a_terminal_only(tty, capsys, monkeypatch):
+    from segment import _jit_cache
+
+    monkeypatch.setattr(_jit_cache, "is_cold", lambda folder=None: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    code, _, err = run(capsys, "solve", "FLX")
+    assert code == EXIT_OK
+    notice = [line for line in err.splitlines() if "compiling the numba kernels" in line]
+    assert len(notice) == (1 if tty else 0), err
+    if tty:
+        assert f"about {_jit_cache.COLD_COMPILE_S} s" in notice[0]
+    code, _, err = run(capsys, "cases")              # lists data only: compiles nothing
+    assert "compiling" not in err
+
+
+def test_is_cold_reads_the_cache_folder(tmp_path):
+    from segment import _jit_cache
+
+    assert _jit_cache.is_cold(tmp_path)
+    (tmp_path / "model-1.py311.nbi").write_bytes(b"")
+    assert not _jit_cache.is_cold(tmp_path)

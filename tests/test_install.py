@@ -77,6 +77,13 @@ HIDE = ("import sys\n"
     (["pyvista", "vtk"], ["render", "FLX", "-o", "x.png"], "viz"),
     (["pyvista", "vtk"], ["explore"], "viz"),
     (["matplotlib", "matplotlib.pyplot"], ["validate", "--out", "rep"], "report"),
+    (["pyvista", "vtk"], ["validate", "--out", "rep"], "viz"),
+    (["SALib"], ["validate", "--out", "rep"], "study"),
+    # issue 20: one line before any work, not a traceback after the folder was made
+    (["matplotlib", "matplotlib.pyplot"], ["sensitivity", "--n", "100", "--out", "rep"],
+     "report"),
+    (["SALib"], ["sensitivity", "--n", "100", "--out", "rep"], "study"),
+    (["emcee"], ["calibrate", "--samples", "1000", "--out", "rep"], "study"),
 ])
 def test_a_command_without_its_extra_says_which_to_install(tmp_path, hidden, argv, extra):
     proc = _python(HIDE.format(names=hidden, argv=argv), cwd=tmp_path)
@@ -84,6 +91,7 @@ def test_a_command_without_its_extra_says_which_to_install(tmp_path, hidden, arg
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("segment: error: ")
     assert proc.stderr.rstrip().endswith(install_hint(extra)), proc.stderr
+    assert proc.stdout == "", proc.stdout          # no work done before the error
     assert not (tmp_path / "x.png").exists() and not (tmp_path / "rep").exists()
 
 

@@ -18,6 +18,7 @@ the function that runs it (:mod:`segment.cli._common` says how).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from segment.cli import calibrate, ramp, sensitivity, simulate, solve, validate, views
@@ -75,14 +76,44 @@ def main(argv=None) -> int:
     from segment import _progress
 
     _progress.ENABLED = False if args.quiet else None
+    _compile_notice(args)
     with warnings.catch_warnings():
         warnings.showwarning = _warn_one_line
         return _run(args, argv)
 
 
+EXIT_BROKEN_PIPE = 141
+"""Exit code when the reader of our output closed the pipe: 128 + SIGPIPE, what a shell reports
+for a program that SIGPIPE ended (``segment ramp FLX --to-scale 5 | head -2``)."""
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: Python flushes it at exit, which must not hit the closed
+    pipe again (a second BrokenPipeError, printed as an exception)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # no real file descriptor (e.g. captured)
+        pass
+
+
+def _compile_notice(args) -> None:
+    """One line before the first use compiles the kernels (terminal only, not with -q)."""
+    if args.quiet or not sys.stderr.isatty() or not getattr(args, "uses_kernels", True):
+        return
+    from segment import _jit_cache
+
+    if _jit_cache.is_cold():
+        print(f"segment: compiling the numba kernels for this machine (first run: about "
+              f"{_jit_cache.COLD_COMPILE_S} s on a 2-core machine; cached afterwards in "
+              f"{_jit_cache.FOLDER})", file=sys.stderr, flush=True)
+
+
 def _run(args, argv) -> int:
     try:
-        return args.run(args, argv)
+        code = args.run(args, argv)
+        sys.stdout.flush()      # a closed pipe shows here, not as a traceback at exit
+        return code
     except ImportError as exc:  # a missing extra: one line naming it
         from segment._extras import MissingExtraError
 
@@ -93,6 +124,9 @@ def _run(args, argv) -> int:
     except (UsageError, ValueError) as exc:  # bad input or data: one line, no traceback
         print(f"segment: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (`segment ... | head`): stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # e.g. an output folder that does not exist
         print(f"segment: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -191,17 +191,16 @@ def check_output_file(path: str, option: str) -> Path:
 
 
 def check_output_folder(path: str, option: str) -> Path:
-    """An output folder we can create or write into (checked before any work)."""
+    """An output folder we can create or write into (checked before any work): it exists, or
+    its parent folder does (as for every command, missing parents are not created)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option} {path}: exists and is not a folder")
-    existing = p.resolve()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(f"{option} {path}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK):
-        raise UsageError(f"{option} {path}: folder {existing} is not writable")
+    folder = p.resolve() if p.exists() else p.resolve().parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
     return p
 
 

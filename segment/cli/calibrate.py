@@ -9,6 +9,7 @@ from pathlib import Path
 from segment.cli._common import (
     UsageError,
     bars_on,
+    check_output_folder,
     command,
     dask_client,
     data_file,
@@ -36,6 +37,7 @@ def register(sub) -> None:
 
 def run(args, argv) -> int:
     import segment
+    from segment._extras import require
     from segment.studies.calibration import (
         calibrate,
         default_targets_path,
@@ -46,13 +48,16 @@ def run(args, argv) -> int:
     from segment.studies.space import default_space_path, load_space
 
     out = Path(args.out)
-    if not out.resolve().parent.is_dir():
-        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    check_output_folder(args.out, "--out")
     if args.samples < 0:
         raise UsageError(f"--samples must be >= 0, got {args.samples}")
     if args.scheduler is not None and not args.samples:
         raise UsageError("--scheduler sends the posterior draws to Dask: give --samples N too "
                          "(the MAP estimate itself runs in-process)")
+    if args.samples:        # before any work: a missing extra is one line, not a traceback
+        require("emcee", "study", "segment calibrate --samples")
+    if args.scheduler is not None:
+        require("distributed", "study", "segment calibrate --scheduler")
     space = load_space(data_file(args, args.space, "parameter_space.csv",
                                   default_space_path()))
     targets = load_targets(data_file(args, args.targets, "calibration_targets.csv",
@@ -64,8 +69,7 @@ def run(args, argv) -> int:
         print(f"segment: calibration failed: {result.message}; nothing written",
               file=sys.stderr)
         return 1
-    command = "segment " + " ".join(argv)
-    written = write_calibrated(result, out, source_dir=args.data, command=command)
+    post = None
     if args.samples:
         n_walkers = max(2 * space.dim, 64)
         n_walkers += n_walkers % 2
@@ -74,10 +78,17 @@ def run(args, argv) -> int:
                                     n_walkers=n_walkers,
                                     n_steps=max(4, -(-args.samples // n_walkers)),
                                     progress=bars_on(args), client=client)
+        print(post.summary())
+        if not post.converged:      # the README's contract: nothing written, exit code 1
+            print("segment: the posterior samples did not converge; nothing written (draw "
+                  "more with a larger --samples)", file=sys.stderr)
+            return 1
+    command = "segment " + " ".join(argv)
+    written = write_calibrated(result, out, source_dir=args.data, command=command)
+    if post is not None:
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g")
         written.append(out / "posterior_diagnostics.csv")
-        print(post.summary())
     elif (out / "posterior_diagnostics.csv").exists():
         (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     if result.misfit:
@@ -85,4 +96,3 @@ def run(args, argv) -> int:
               "(see calibration_misfits.csv)")
     print(f"wrote {len(written)} files to {out}")
     return 0
-

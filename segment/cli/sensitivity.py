@@ -7,6 +7,7 @@ from pathlib import Path
 from segment.cli._common import (
     UsageError,
     bars_on,
+    check_output_folder,
     command,
     dask_client,
     scheduler_option,
@@ -43,8 +44,17 @@ def run(args, argv) -> int:
     if args.n < 1:
         raise UsageError(f"--n must be >= 1, got {args.n}")
     out = Path(args.out)
-    if not out.resolve().parent.is_dir():
-        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    check_output_folder(args.out, "--out")
+    from segment._extras import require
+
+    # every extra this run needs, before any work: a missing one is one line, not a traceback
+    require("matplotlib", "report", "segment sensitivity (its figures)")
+    if args.method == "sobol":
+        require("SALib", "study", "segment sensitivity")
+    if args.save_samples:
+        require("pyarrow", "study", "segment sensitivity --save-samples")
+    if args.scheduler is not None:
+        require("distributed", "study", "segment sensitivity --scheduler")
     if args.space is not None:
         space_file = Path(args.space)
     elif args.data is not None and (Path(args.data) / "parameter_space.csv").exists():

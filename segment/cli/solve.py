@@ -8,7 +8,8 @@ from segment.cli._common import UsageError, cases, command, display, number_opti
 
 
 def register(sub) -> None:
-    command(sub, "cases", run_cases, help="list the load cases")
+    p = command(sub, "cases", run_cases, help="list the load cases")
+    p.set_defaults(uses_kernels=False)
     p = command(sub, "solve", run_solve, help="solve load cases for static equilibrium")
     p.add_argument("--from", dest="origin", choices=("unloaded", "reference"),
                    default="unloaded",

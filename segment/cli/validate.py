@@ -3,24 +3,36 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from segment.cli._common import check_output_folder, command, progress_bar
+
+DEFAULT_OUT = "validation/report"
 
 
 def register(sub) -> None:
     p = command(sub, "validate", run, help="write the validation report (Markdown, HTML, CSV)")
-    p.add_argument("--out", metavar="DIR", default="validation/report",
-                   help="output folder (default: validation/report)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help=f"output folder; its parent must exist (default: {DEFAULT_OUT}, "
+                        "created with its parents)")
     p.add_argument("--reference", metavar="DIR", default=None,
                    help="folder of reference CSVs (default: the packaged validation/reference)")
 
 
 def run(args, argv) -> int:
-    check_output_folder(args.out, "--out")
+    if args.out is None:
+        args.out = DEFAULT_OUT
+        check_output_folder(Path(DEFAULT_OUT).parts[0], "--out")
+    else:
+        check_output_folder(args.out, "--out")
     from segment._extras import require
 
-    # figures are files, never windows: Agg for this command (no environment variable set)
+    # every extra the report needs, before any work: figures (matplotlib), the 3-D panels
+    # (pyvista) and the Sobol indices (SALib). Figures are files, never windows: Agg for this
+    # command (no environment variable set)
     require("matplotlib", "report", "segment validate (the report's figures)").use("Agg")
+    require("pyvista", "viz", "segment validate (the report's 3-D panels)")
+    require("SALib", "study", "segment validate (the report's Sobol indices)")
     from segment.report import build_report
 
     log = logging.getLogger("segment.validate")

@@ -83,7 +83,9 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     run = {"generated_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
            "segment": segment.__version__, "machine": platform.machine(),
            "python": platform.python_version(), "runtime_s": round(runtime, 2),
-           "solver_time_ms": {row.case: row.time_ms for row in study.solver.itertuples()}}
+           "solver_time_ms": {row.case: row.time_ms for row in study.solver.itertuples()},
+           "solver_residual_norm": {row.case: row.residual_norm
+                                    for row in study.solver.itertuples()}}
     (out / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
     say(f"report written to {out} ({runtime:.1f} s)")
     return rep

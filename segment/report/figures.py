@@ -272,23 +272,28 @@ def sharing_note(share: pd.DataFrame, unloaded_ligs: pd.DataFrame) -> str:
 
 
 def fig_tornado(sens: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
-    params = list(dict.fromkeys(sens["parameter"]))
-    fig, axes = plt.subplots(3, 3, figsize=(14, 14), sharey=True)
+    """One panel per case: each parameter's change of the main displacement at its lower and
+    upper bound [%], sorted by the larger of the two (largest effect on top)."""
+    fig, axes = plt.subplots(3, 3, figsize=(14, 14))
     for ax, case in zip(axes.flat, cases, strict=False):
         sel = sens[sens.case == case]
-        y = np.arange(len(params))
+        change = sel.pivot_table(index="parameter", columns="setting", values="change_pct",
+                                 sort=False).reindex(columns=["low", "high"]).fillna(0.0)
+        effect = change.abs().max(axis=1)
+        # largest effect on top; ties (e.g. no effect at all) keep the space's order
+        order = sorted(range(len(change)), key=lambda k: (-effect.iloc[k], k))
+        change = change.iloc[order[::-1]]
+        y = np.arange(len(change))
         for setting, color in (("low", "#4a7bd0"), ("high", "#d0504a")):
-            vals = [sel[(sel.parameter == p) & (sel.setting == setting)]["change_pct"]
-                    for p in params]
-            vals = [float(x.iloc[0]) if len(x) else 0.0 for x in vals]
-            ax.barh(y, vals, color=color, alpha=0.85, label=setting)
+            ax.barh(y, change[setting].to_numpy(), color=color, alpha=0.85, label=setting)
         ax.axvline(0, color="black", lw=0.6)
-        ax.set_yticks(y, params)
+        ax.set_yticks(y, change.index, fontsize=7.5)
         ax.set_title(case, fontsize=10)
         ax.set_xlabel("change of main displacement [%]")
         ax.grid(axis="x", alpha=0.3)
     axes.flat[0].legend(fontsize=8)
-    fig.suptitle("Sensitivity of each case's main displacement to the assumptions we made")
+    fig.suptitle("Sensitivity of each case's main displacement to the assumptions we made "
+                 "(each panel sorted by effect)")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 

@@ -66,7 +66,8 @@ def findings(*, agree: pd.DataFrame, verdicts: pd.DataFrame, bands: pd.DataFrame
         "of eq. (1), not a validation). With ALL and PLL added (Moroney's posterior-removed "
         f"specimens) the model stays within {100 * VERDICT_SD_FRACTION:g} % in "
         f"{n_post_ok} of {len(post)} cases (largest deviation {worst_post.case} "
-        f"{worst_post.deviation_pct:+.1f} %{why_post}). Intact, "
+        f"{worst_post.deviation_pct:+.1f} %{why_post}); a consistency check too, since Table "
+        "2 was measured on those specimens. Against independent data, intact "
         + ", ".join(f"{c} ({intact.loc[c, 'model']:.2f} vs {intact.loc[c, 'reference']:.2f} "
                     f"deg, {pct(intact.loc[c, 'deviation_pct'])})" for c in ok.index)
         + " lie within Moroney's corridor.")

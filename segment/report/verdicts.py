@@ -17,6 +17,12 @@ we have come without them. The corridor is then reference ± 30 %: the same assu
 calibration targets (``calibration_targets.csv``, SD_basis "assumed"), so a verdict and a
 calibration z-score of 1 mean the same thing."""
 DISC_TABLE2 = "disc only vs Moroney disc segment"
+POSTERIOR_REMOVED = "posterior removed vs Moroney disc segment"
+CONSISTENCY_CHECKS = (DISC_TABLE2, POSTERIOR_REMOVED)
+"""Comparisons with the data the model was built from, not independent validations: Table 2's
+disc stiffness is Moroney's posterior-removed measurement, so the disc alone and the disc with
+ALL and PLL against those same tests check the implementation, not the model."""
+KINDS = ("validation", "consistency check")
 
 
 def _corridor_verdict(model_value: float, low: float, high: float) -> str:
@@ -39,9 +45,12 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
     Returns
     -------
     DataFrame
+        kind ("validation": data independent of the model's parameters; "consistency
+        check": the tests the disc stiffness came from, :data:`CONSISTENCY_CHECKS`),
         comparison, case, unit, model, reference, corridor_low, corridor_high, corridor (how
-        the corridor was made), verdict ("within" / "outside"). Rows without a reference value
-        are left out (they are listed as not available in section 3).
+        the corridor was made), verdict ("within" / "outside"); validations first. Rows
+        without a reference value are left out (the agreement section lists them as not
+        available).
     """
     rows = []
     for r in agree[np.isfinite(agree["reference"])].itertuples():
@@ -79,5 +88,25 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
                          "corridor_low": low, "corridor_high": high,
                          "corridor": "published range (n = 5, levels pooled)",
                          "verdict": _corridor_verdict(flx["first_rupture_load"], low, high)})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    kind = np.where(table["comparison"].isin(CONSISTENCY_CHECKS), KINDS[1], KINDS[0])
+    table.insert(0, "kind", kind)
+    order = np.argsort(table["kind"].map(KINDS.index).to_numpy(), kind="stable")
+    return table.iloc[order].reset_index(drop=True)
 
+
+def verdict_count(verdicts: pd.DataFrame) -> str:
+    """The count sentence under the verdict table: validations and consistency checks apart."""
+    parts = []
+    for kind, label in ((KINDS[0], "Validation against independent data"),
+                        (KINDS[1], "Consistency checks (the tests the disc stiffness came "
+                                   "from)")):
+        sel = verdicts[verdicts["kind"] == kind] if len(verdicts) else verdicts
+        out = sel[sel["verdict"] == "outside"]
+        parts.append(f"{label}: {len(sel) - len(out)} of {len(sel)} within, {len(out)} "
+                     "outside" + (": " + ", ".join(f"{r.comparison.split(' vs ')[0]} {r.case}"
+                                                   for r in out.itertuples()) if len(out)
+                                  else ""))
+    return "; ".join(parts) + "."

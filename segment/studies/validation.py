@@ -310,7 +310,8 @@ def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
 
 def solver_table(model: Segment, cases: Mapping[str, Load], *, repeat: int = 30
                  ) -> pd.DataFrame:
-    """Iterations, final scaled residual and median wall time per case (from q = 0)."""
+    """Iterations, load steps, final scaled residual and median wall time per case, solved as
+    :func:`segment.solve` solves it (predictor start, load stepping as the fallback)."""
     rows = []
     for name, load in cases.items():
         r = solve(model, load)

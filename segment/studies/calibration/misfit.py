@@ -10,14 +10,24 @@ import pandas as pd
 
 from segment.studies.calibration.forward import Forward
 from segment.studies.calibration.prior import _bounded_x0
-from segment.studies.calibration.result import MISFIT_Z, CalibrationResult
+from segment.studies.calibration.result import MISFIT_Z, RIDGE, CalibrationResult
 from segment.studies.calibration.targets import load_targets
 from segment.studies.space import load_space
 
 MISFIT_COLUMNS = ("target", "value", "SD", "start_prediction", "best_within_ranges",
                   "reachable", "parameter", "needed", "lower", "upper", "outside_by",
                   "outside_by_range_widths", "other_targets_missed", "alternatives")
-NEWTON_STEPS = 8
+NEWTON_STEPS = 20
+"""Newton steps for the value one parameter needs (quadratic convergence: a handful suffice)."""
+NEWTON_RTOL = 1e-12
+"""Relative miss at which that Newton stops: rounding level, so the value does not depend on
+the CPU's last digits (a looser stop left it at the tolerance: 2e-4 mm between hosts)."""
+SEARCH_TOL = 1e-12
+"""ftol, xtol and gtol of the search for the best prediction within the ranges. It runs to
+convergence (it stopped after 30 evaluations before: its result then depended on the path,
+2e-4 deg between two CPUs, and for intact AR it reported 1.894 deg where the converged search
+reaches 1.85 deg)."""
+SEARCH_MAX_NFEV = 1000
 
 
 def _one_parameter_value(fwd, space, p, i, j, goal):
@@ -31,7 +41,7 @@ def _one_parameter_value(fwd, space, p, i, j, goal):
             return None, None
         miss = goal - y[0, i]
         slope = J[0, i, j]
-        if abs(miss) <= 1e-6 * max(1.0, abs(goal)):
+        if abs(miss) <= NEWTON_RTOL * max(1.0, abs(goal)):
             return x[j], y[0]
         if slope == 0.0 or not math.isfinite(slope):
             return None, None
@@ -60,16 +70,22 @@ def _misfits(fwd, space, targets, p_map, y_map, index, z=MISFIT_Z):
     for i in index:
         label = targets.labels[i]
 
+        # the target's residual and a vanishing ridge towards the start (as the MAP's, RIDGE):
+        # parameters the target cannot see stay where they are, so the best point is unique
+        # and the values found there (other targets, the parameter needed) do not depend on
+        # the search's path
         def f1(p, i=i):
             y, _, _ = fwd(p[None])
-            return [(y[0, i] - targets.values[i]) / targets.sd[i]]
+            return np.concatenate([[(y[0, i] - targets.values[i]) / targets.sd[i]],
+                                   RIDGE * (p - p_map) / width])
 
         def j1(p, i=i):
             _, _, J = fwd(p[None], sensitivities=True)
-            return J[0, i][None, :] / targets.sd[i]
+            return np.vstack([J[0, i][None, :] / targets.sd[i], np.diag(RIDGE / width)])
 
         best = least_squares(f1, p_map, jac=j1, bounds=(space.lower, space.upper),
-                             x_scale=width, max_nfev=30)
+                             x_scale=width, ftol=SEARCH_TOL, xtol=SEARCH_TOL, gtol=SEARCH_TOL,
+                             max_nfev=SEARCH_MAX_NFEV)
         p_best = np.clip(best.x, space.lower, space.upper)
         y_best = fwd(p_best[None])[0][0]
         reachable = abs(y_best[i] - targets.values[i]) <= z * targets.sd[i]
