@@ -19,6 +19,10 @@ def register(sub) -> None:
                    choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
                         "LB, AR)")
+    p.add_argument("--magnify", type=float, metavar="K", default=1.0,
+                   help="also draw C5 (orange, labelled) with its displacement from the "
+                        "unloaded pose magnified K times, next to the true pose (default 1: "
+                        "not drawn)")
     command(sub, "explore", run_explore,
             help="interactive 3-D explorer with load sliders (needs a display)")
 
@@ -32,13 +36,18 @@ def run_render(args, argv) -> int:
         print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
               file=sys.stderr)
         return EXIT_USAGE
+    if not (args.magnify >= 1.0 and args.magnify < float("inf")):
+        print(f"segment: error: --magnify must be a number >= 1, got {args.magnify:g}",
+              file=sys.stderr)
+        return EXIT_USAGE
     output = check_output_file(args.output or f"{args.case}.png", "-o")
     require("pyvista", "viz", "segment render")
     from segment.views import viz  # imports vtk: only for this command
 
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     result = segment.solve(model, chosen[args.case])
-    path = viz.render(result, output, size=tuple(args.size), view=args.view)
+    path = viz.render(result, output, size=tuple(args.size), view=args.view,
+                      magnify=args.magnify)
     print(f"{path}: {result.load.name}, {result.message}")
     return 0 if result.converged else 1
 

@@ -41,7 +41,7 @@ from segment.views.style import (
     TUBE_RING,
 )
 
-__all__ = ["SceneParts"]
+__all__ = ["SceneParts", "check_magnify", "displacement", "magnified_q"]
 
 
 class SceneParts:
@@ -71,6 +71,13 @@ class SceneParts:
         self._lig_faces = _loft_faces(2, TUBE_RING)
         self._arrow_faces = _loft_faces(4, TUBE_RING)
         self.ligament_names = tuple(model.strip_names)
+
+    @property
+    def q_ghost(self) -> np.ndarray:
+        """Pose of the ghost C5 [mm, rad]: the unloaded equilibrium (the origin of the
+        displacements the titles state), or the reference pose q = 0 when it failed."""
+        u = self.model.unloaded
+        return np.asarray(u.q, dtype=float) if u.converged else np.zeros(6)
 
     # -- pieces
     def _disc_points(self, p, R) -> np.ndarray:
@@ -168,25 +175,73 @@ class SceneParts:
     # -- public
 
 
+def displacement(result: EquilibriumResult) -> tuple[np.ndarray, str]:
+    """The displacement the views show [mm, rad] and what it is measured from.
+
+    The project's convention (as ``segment solve`` and the report's tables): from the unloaded
+    equilibrium, ``q - q_unloaded``; from the reference pose of Table 1 (``q``) only when the
+    unloaded solve failed, and then labelled so.
+    """
+    d = result.displacement_from_unloaded
+    if d is None:
+        return np.asarray(result.q, dtype=float), "from the reference pose"
+    return np.asarray(d, dtype=float), "from unloaded"
+
+
+def magnified_q(result: EquilibriumResult, factor: float) -> np.ndarray:
+    """The pose drawn magnified: ``q_u + factor (q - q_u)`` [mm, rad] (q_u: unloaded).
+
+    Display only: the displacement from the unloaded equilibrium (or from the reference pose
+    when that is not available, as in :func:`displacement`) scaled by ``factor``, Cardan angles
+    scaled like the translations.
+    """
+    factor = check_magnify(factor)
+    q = np.asarray(result.q, dtype=float)
+    q_u = np.zeros(6) if result.q_unloaded is None else np.asarray(result.q_unloaded, float)
+    return q_u + factor * (q - q_u)
+
+
+def check_magnify(factor) -> float:
+    """``factor`` as a float >= 1 (a clear ``ValueError`` otherwise)."""
+    try:
+        value = float(factor)
+    except (TypeError, ValueError):
+        raise ValueError(f"magnify must be a number >= 1, got {factor!r}") from None
+    if not (np.isfinite(value) and value >= 1.0):
+        raise ValueError(f"magnify must be a number >= 1, got {factor!r}")
+    return value
+
+
+def magnify_text(factor: float) -> str:
+    """Legend line of a magnified pose (empty when ``factor`` is 1)."""
+    if factor == 1.0:
+        return ""
+    return (f"orange: C5 with its displacement from the unloaded pose magnified x{factor:g} "
+            "(display only)")
+
+
 def _title(result: EquilibriumResult, *, short: bool = False) -> str:
-    """Load case, its load and the main displacement from the reference pose."""
+    """Load case, its load and the main displacement from the unloaded equilibrium (labelled).
+
+    The main displacement is that of the load's one non-zero component, or for a combined
+    load the largest one (1 mm ~ 1 deg). It is measured from the unloaded equilibrium, as in
+    the tables of ``segment solve`` and the report (:func:`displacement`).
+    """
     load = result.load
     f = load.as_array()
     i = load.main_dof
     comps = [f"{n} = {v:+g} N" for n, v in zip(("Fx", "Fy", "Fz"), f[:3], strict=True) if v]
     comps += [f"{n} = {v / 1000:+g} N m" for n, v in zip(("Mx", "My", "Mz"), f[3:], strict=True)
               if v]
-    q = result.q
+    d, origin = displacement(result)
     if i is None:  # combined load: the largest displacement, 1 mm ~ 1 deg
-        i = int(np.argmax(np.abs(np.concatenate([q[:3], np.degrees(q[3:])]))))
-    value = q[i] if i < 3 else np.degrees(q[i])
+        i = int(np.argmax(np.abs(np.concatenate([d[:3], np.degrees(d[3:])]))))
+    value = d[i] if i < 3 else np.degrees(d[i])
     unit = "mm" if i < 3 else "deg"
     load_text = ", ".join(comps) or "no load"
     flag = "" if result.converged else "  [NOT CONVERGED]"
     if result.converged and not result.intact:   # dislocated facet, ligament past eps_max
         flag = "  [BEYOND LIMITS]"
     if short:
-        return f"{load.name}: {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"
-    return f"{load.name} ({load_text}): {DOF_NAMES[i]} = {value:+.2f} {unit}{flag}"
-
-
+        return f"{load.name}: {DOF_NAMES[i]} = {value:+.2f} {unit} {origin}{flag}"
+    return f"{load.name} ({load_text}): {DOF_NAMES[i]} = {value:+.2f} {unit} {origin}{flag}"

@@ -20,6 +20,7 @@ import numpy as np
 from segment._extras import require
 from segment.core.newton import EquilibriumResult
 from segment.views.geometry import VertebraGeometry
+from segment.views.parts import check_magnify, magnify_text
 from segment.views.scene import Scene, SceneTemplate, _title, build_scene
 from segment.views.style import (
     ARROW_COLOR,
@@ -32,6 +33,8 @@ from segment.views.style import (
     FACET_COLOR,
     GHOST,
     LEGEND,
+    MAGNIFIED_COLOR,
+    MAGNIFIED_OPACITY,
     RUPTURED_COLOR,
     SLACK_COLOR,
     TENSION_CMAP,
@@ -139,6 +142,14 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     plotter.add_mesh(m["c5"], color=BONE_C5, smooth_shading=False, specular=0.2, name="c5")
     plotter.add_mesh(m["c5_reference"], color=GHOST, opacity=0.18, name="c5_reference",
                      smooth_shading=False)
+    if scene.magnify > 1.0:   # next to the true pose, never instead of it
+        plotter.add_mesh(m["c5_magnified"], color=MAGNIFIED_COLOR, opacity=MAGNIFIED_OPACITY,
+                         smooth_shading=False, name="c5_magnified")
+        plotter.add_point_labels(
+            scene.magnify_label_point[None, :], [f"C5 x{scene.magnify:g}"],
+            font_size=font + (2 if not compact else 0), point_size=1, shape_opacity=0.6,
+            shape_color="white", text_color=MAGNIFIED_COLOR, always_visible=True,
+            show_points=False, name="magnified_label")
     plotter.add_mesh(m["facets_c6"], color=FACET_COLOR, name="facets_c6")
     plotter.add_mesh(m["facets_c5"], color=FACET_COLOR, name="facets_c5")
     plotter.add_mesh(m["disc"], color=DISC_COLOR, opacity=0.45, name="disc", specular=0.3)
@@ -160,6 +171,8 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     title = plotter.add_text(scene.title, position="upper_edge", font_size=font,
                              color="black", name="title")
     legend = "" if compact else LEGEND
+    if scene.magnify > 1.0:
+        legend += "\n" + magnify_text(scene.magnify)
     facet_text = plotter.add_text(scene.facet_text + legend, position="lower_right",
                                   font_size=font - 3 if not compact else font - 1,
                                   color="black", name="facet_text")
@@ -187,7 +200,7 @@ def _check_size(size) -> tuple[int, int]:
 
 def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", clim=None,
          geometry: VertebraGeometry | None = None, off_screen: bool | None = None,
-         plotter: pv.Plotter | None = None) -> pv.Plotter:
+         plotter: pv.Plotter | None = None, magnify: float = 1.0) -> pv.Plotter:
     """A plotter with the posed scene drawn, not yet shown.
 
     In a notebook, ``pv.set_jupyter_backend("static")`` then ``plot(result).show()`` gives a
@@ -196,7 +209,7 @@ def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", cl
     one (``size`` and ``off_screen`` then belong to it and are not used).
     """
     view = _resolve_view(view, result)
-    scene = build_scene(result, geometry=geometry)
+    scene = build_scene(result, geometry=geometry, magnify=magnify)
     clim = _default_range([result]) if clim is None else clim
     pl = plotter if plotter is not None else _new_plotter(off_screen=off_screen,
                                                           window_size=_check_size(size))
@@ -205,7 +218,8 @@ def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", cl
 
 
 def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
-           view: str = "auto", clim=None, geometry: VertebraGeometry | None = None) -> Path:
+           view: str = "auto", clim=None, geometry: VertebraGeometry | None = None,
+           magnify: float = 1.0) -> Path:
     """Render one pose off-screen to a PNG.
 
     Parameters
@@ -222,6 +236,10 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
     clim : (float, float), optional
         Tension colour range [N] (default: 0 to the largest tension, rounded up to 5 N).
     geometry : VertebraGeometry, optional
+    magnify : float
+        >= 1. Above 1, C5 is drawn a second time, orange and labelled ``C5 xK``, with its
+        displacement from the unloaded equilibrium magnified K times, next to the true pose
+        (display only: the title and the labels state the true values).
 
     Returns
     -------
@@ -229,7 +247,8 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
         The file written: ``path``, with ``.png`` added when it has no suffix.
     """
     path = _image_path(path)
-    pl = plot(result, size=size, view=view, clim=clim, geometry=geometry, off_screen=True)
+    pl = plot(result, size=size, view=view, clim=clim, geometry=geometry, off_screen=True,
+              magnify=magnify)
     try:
         pl.screenshot(str(path))
     finally:
@@ -239,16 +258,18 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
 
 def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "auto",
                 geometry: VertebraGeometry | None = None, scalar_bar: bool = True,
-                axes: bool = True) -> Path:
+                axes: bool = True, magnify: float = 1.0) -> Path:
     """Render up to nine poses in a 3 x 3 grid (row by row) to one PNG.
 
     One tension colour range [N] (:func:`tension_range`) serves all panels, so colours compare
     across cases. With ``view="auto"`` each panel uses the view of its own case (see
     :func:`render`). ``scalar_bar`` and ``axes`` draw the colour bar and the orientation axes in
     the first panel; a caller that draws one shared colour bar and its own orientation keys
-    (the validation report) turns them off.
+    (the validation report) turns them off. ``magnify`` > 1 adds the magnified C5 to every
+    panel (as in :func:`render`).
     """
     results = list(results)
+    magnify = check_magnify(magnify)
     if not 1 <= len(results) <= 9:
         raise ValueError(f"render_grid takes 1 to 9 results, got {len(results)}")
     size = _check_size(size)
@@ -260,7 +281,10 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
             pl.subplot(k // 3, k % 3)
             tpl = template if r.model is template.model else SceneTemplate(r.model,
                                                                           geometry=geometry)
-            scene = tpl.build(r.state, title=_title(r, short=True))
+            title = _title(r, short=True)
+            if magnify > 1.0:
+                title += f"\norange: C5 displacement x{magnify:g}"
+            scene = tpl.build(r.state, title=title, magnify=magnify)
             _draw(pl, scene, clim=clim, view=_resolve_view(view, r), compact=True, labels=False,
                   axes=axes and k == 0, scalar_bar=scalar_bar and k == 0)
         path = _image_path(path)

@@ -43,7 +43,7 @@ from segment.views.geometry import (
     _normals,
     _Surface,
 )
-from segment.views.parts import SceneParts, _title
+from segment.views.parts import SceneParts, _title, check_magnify
 from segment.views.style import (
     RING,
     TUBE_RING,
@@ -81,8 +81,9 @@ class Scene:
         ``c6``, ``c5``, ``c5_reference``, ``facets_c6``, ``facets_c5``, ``disc``,
         ``ligaments`` (point array ``tension_N`` [N], NaN where slack; cell array
         ``ligament`` indexing ``ligament_names``), ``arrows`` (facet forces on C5; point array
-        ``force_N`` [N]), ``ruptured`` (torn stubs of ruptured strips) and ``dislocated``
-        (halos of dislocated facets, collapsed when seated).
+        ``force_N`` [N]), ``ruptured`` (torn stubs of ruptured strips), ``dislocated``
+        (halos of dislocated facets, collapsed when seated) and ``c5_magnified`` (C5 at the
+        magnified pose, drawn only when ``magnify`` > 1).
     title : str
         Load case and the main displacement.
     facet_text : str
@@ -92,6 +93,9 @@ class Scene:
     labels : list of str
         One regime label per facet.
     ligament_names : tuple of str
+    magnify : float
+        Factor of the magnified C5 (1: none drawn), see
+        :func:`segment.views.parts.magnified_q`.
     """
 
     meshes: dict
@@ -100,6 +104,13 @@ class Scene:
     label_points: np.ndarray
     labels: list
     ligament_names: tuple
+    magnify: float = 1.0
+
+    @property
+    def magnify_label_point(self) -> np.ndarray:
+        """Where the label of the magnified C5 goes [mm]: above its superior endplate."""
+        b = np.array(self.meshes["c5_magnified"].bounds).reshape(3, 2)
+        return np.array([b[0, 1], 0.5 * (b[1, 0] + b[1, 1]), b[2, 1] + 2.0])
 
     def multiblock(self) -> pv.MultiBlock:
         """The meshes as one :class:`pyvista.MultiBlock`, block names as in :attr:`meshes`."""
@@ -120,14 +131,20 @@ class SceneTemplate(SceneParts):
         Display geometry (default: :func:`load_geometry`).
     """
 
-    def build(self, state: SegmentState, *, title: str = "") -> Scene:
-        """New meshes for the pose ``state.q`` (see :class:`Scene`)."""
+    def build(self, state: SegmentState, *, title: str = "", magnify: float = 1.0) -> Scene:
+        """New meshes for the pose ``state.q`` (see :class:`Scene`).
+
+        ``magnify`` > 1 adds C5 at the pose whose displacement from the unloaded equilibrium
+        is ``magnify`` times the true one (mesh ``c5_magnified``; display only).
+        """
+        magnify = check_magnify(magnify)
         p, R = pose(state.q, self.model.reference)
-        p_ref, R_ref = pose(np.zeros(6), self.model.reference)
+        p_ref, R_ref = pose(self.q_ghost, self.model.reference)
         meshes = {
             "c6": _surface_mesh(self._c6),
             "c5": _surface_mesh(self._c5),
             "c5_reference": _surface_mesh(self._c5),
+            "c5_magnified": _surface_mesh(self._c5),
             "facets_c6": _surface_mesh(self._fac6),
             "facets_c5": _surface_mesh(self._fac5),
             "disc": _polydata(self._disc_points(p, R), _loft_faces(7, RING)),
@@ -160,12 +177,16 @@ class SceneTemplate(SceneParts):
         meshes["dislocated"] = (_polydata(self._halo_points(state), halo_tris) if n_fac
                                 else pv.PolyData())
         label_points, labels, text = self._labels(state)
-        scene = Scene(meshes, title, text, label_points, labels, self.ligament_names)
+        scene = Scene(meshes, title, text, label_points, labels, self.ligament_names, magnify)
         self._place(scene, p, R, state)
         return scene
 
-    def update(self, scene: Scene, state: SegmentState, *, title: str | None = None) -> Scene:
-        """Move ``scene`` (built by :meth:`build`) to the pose ``state.q``, in place."""
+    def update(self, scene: Scene, state: SegmentState, *, title: str | None = None,
+               magnify: float | None = None) -> Scene:
+        """Move ``scene`` (built by :meth:`build`) to the pose ``state.q``, in place
+        (``magnify``: a new factor of the magnified C5; default: keep the scene's)."""
+        if magnify is not None:
+            scene.magnify = check_magnify(magnify)
         p, R = pose(state.q, self.model.reference)
         self._place(scene, p, R, state)
         if title is not None:
@@ -180,6 +201,11 @@ class SceneTemplate(SceneParts):
                     normals_local=self._c5_normals)
         _set_points(m["facets_c5"], _moved(self._fac5.points, p, R), self._fac5.tris, R=R,
                     normals_local=self._fac5_normals)
+        q_u = self.q_ghost
+        p_mag, R_mag = pose(q_u + scene.magnify * (np.asarray(state.q) - q_u),
+                            self.model.reference)
+        _set_points(m["c5_magnified"], _moved(self._c5.points, p_mag, R_mag), self._c5.tris,
+                    R=R_mag, normals_local=self._c5_normals)
         _set_points(m["disc"], self._disc_points(p, R), _loft_faces(7, RING))
         pts, tension = self._ligament_points(state)
         _set_points(m["ligaments"], pts, m["ligaments"].regular_faces)
@@ -217,7 +243,7 @@ def _set_points(mesh: pv.PolyData, points, tris, *, R=None, normals_local=None):
 
 
 def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None = None,
-                template: SceneTemplate | None = None) -> Scene:
+                template: SceneTemplate | None = None, magnify: float = 1.0) -> Scene:
     """Meshes of C6, C5 at ``result.q`` and the element forces of ``result.state``.
 
     Parameters
@@ -227,6 +253,9 @@ def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None 
         Display geometry (default: the packaged table).
     template : SceneTemplate, optional
         Reuse a template built for ``result.model`` (faster for many results).
+    magnify : float
+        >= 1; above 1 the scene also holds C5 with its displacement from the unloaded
+        equilibrium magnified by this factor (``c5_magnified``), next to the true pose.
 
     Returns
     -------
@@ -234,5 +263,5 @@ def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None 
         Meshes in C6 coordinates [mm].
     """
     template = SceneTemplate(result.model, geometry=geometry) if template is None else template
-    return template.build(result.state, title=_title(result))
+    return template.build(result.state, title=_title(result), magnify=magnify)
 

@@ -20,6 +20,8 @@ HALO_RADIUS_FRACTION = 1.35    # dislocation halo radius / facet radius
 BONE_C6 = "#c8b68e"
 BONE_C5 = "#f2e8cf"
 GHOST = "#5d8aa8"
+MAGNIFIED_COLOR = "#ff7f0e"    # the magnified C5 (display only)
+MAGNIFIED_OPACITY = 0.55
 DISC_COLOR = "#6fa8dc"
 FACET_COLOR = "#2e86c1"
 ARROW_COLOR = "#d62728"
@@ -28,7 +30,7 @@ RUPTURED_COLOR = "#111111"
 DISLOCATED_COLOR = "#e41a1c"
 TENSION_CMAP = "plasma"
 DEFAULT_SIZE = (1200, 900)
-LEGEND = "\nred arrows: facet force on C5; blue ghost: C5 at the reference pose"
+LEGEND = "\nred arrows: facet force on C5; blue ghost: C5 unloaded"
 
 VIEWS = {
     # camera direction (from the focal point towards the eye) and view-up, C6 axes
