@@ -29,6 +29,10 @@ SLACK_COLOR = "#9a9a9a"
 RUPTURED_COLOR = "#111111"
 DISLOCATED_COLOR = "#e41a1c"
 TENSION_CMAP = "plasma"
+TENSION_STOPS = ("#0d0887", "#4c02a1", "#7e03a8", "#a92395", "#cc4778", "#e56b5d", "#f89540",
+                 "#fdc328", "#f0f921")
+"""matplotlib's plasma at 0, 1/8, ..., 1 (CC0): the browser explorer's tension colours,
+interpolated linearly (tests hold them to matplotlib's map)."""
 DEFAULT_SIZE = (1200, 900)
 LEGEND = "\nred arrows: facet force on C5; blue ghost: C5 unloaded"
 
