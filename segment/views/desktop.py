@@ -210,8 +210,9 @@ def explore(model: Segment | None = None, **kwargs) -> Explorer:
         When there is no display to open a window on.
     """
     if not has_display():
-        raise RuntimeError("segment explore needs a display (no DISPLAY or WAYLAND_DISPLAY); "
-                           "use 'segment render CASE' for pictures without one")
+        raise RuntimeError("the desktop explorer needs a display (no DISPLAY or "
+                           "WAYLAND_DISPLAY); use 'segment explore --web' for the explorer "
+                           "in a browser, or segment.explore() in a notebook")
     ex = Explorer(model, off_screen=False, **kwargs)
     ex.show()
     return ex

@@ -211,6 +211,10 @@ class _Surface:
 
     @staticmethod
     def concat(surfaces, part_ids) -> _Surface:
+        surfaces = list(surfaces)
+        if not surfaces:      # e.g. the facets of a model without facet joints
+            return _Surface(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64),
+                            np.zeros(0, dtype=int))
         pts, tris, parts, offset = [], [], [], 0
         for s, pid in zip(surfaces, part_ids, strict=True):
             pts.append(s.points)
