@@ -255,7 +255,8 @@ export async function render({ model, el }) {
     if (state.mag && state.mag.visible) {
       state.mag.geometry.computeBoundingBox();
       const b = state.mag.geometry.boundingBox.clone().applyMatrix4(state.mag.matrix);
-      const [x, y] = project(new THREE.Vector3(b.max.x, 0, b.max.z + 3));
+      const c = b.getCenter(new THREE.Vector3());     // over the magnified body's middle
+      const [x, y] = project(new THREE.Vector3(c.x, c.y, 0.5 * (c.z + b.max.z)));
       state.magLabel.style.left = x + "px"; state.magLabel.style.top = y + "px";
     }
     const done = performance.now();
