@@ -145,6 +145,7 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     if scene.magnify > 1.0:   # next to the true pose, never instead of it
         plotter.add_mesh(m["c5_magnified"], color=MAGNIFIED_COLOR, opacity=MAGNIFIED_OPACITY,
                          smooth_shading=False, name="c5_magnified")
+    if scene.magnify > 1.0 and not compact:      # grid panels say it in their titles
         plotter.add_point_labels(
             scene.magnify_label_point[None, :], [f"C5 x{scene.magnify:g}"],
             font_size=font + (2 if not compact else 0), point_size=1, shape_opacity=0.6,
@@ -171,7 +172,7 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     title = plotter.add_text(scene.title, position="upper_edge", font_size=font,
                              color="black", name="title")
     legend = "" if compact else LEGEND
-    if scene.magnify > 1.0:
+    if scene.magnify > 1.0 and not compact:      # grid panels say it in their titles
         legend += "\n" + magnify_text(scene.magnify)
     facet_text = plotter.add_text(scene.facet_text + legend, position="lower_right",
                                   font_size=font - 3 if not compact else font - 1,
