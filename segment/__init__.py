@@ -67,6 +67,7 @@ __all__ = [
     "disc_contact",
     "disc_plane_drop",
     "equilibrium_sensitivity",
+    "explore",
     "load_parameters",
     "load_space",
     "ramp",
@@ -86,7 +87,9 @@ _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          # the studies (issue 11): parameter space, parameter sets x loads, dq*/dp, Sobol
          "ParameterSpace": "studies.space", "load_space": "studies.space",
          "SetsResult": "studies.sets", "solve_sets": "studies.sets",
-         "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol"}
+         "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol",
+         # the explorer: a notebook widget in Jupyter, else a desktop window
+         "explore": "views.launch"}
 
 
 _aliases.install()   # segment.model, segment.equilibrium, ... (the flat layout of 0.2)

@@ -15,6 +15,7 @@ SMOKE = {
     "bench_dynamics.py": ["--repeat-newton", "2", "--repeat-relax", "1", "--rounds", "2"],
     "bench_batch.py": ["--n", "200", "--n-single", "10"],
     "bench_explore.py": ["--steps", "2", "--size", "320", "240"],
+    "bench_web_explorer.py": ["--moves", "3", "--warmup", "1", "--size", "640", "480"],
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
@@ -28,12 +29,21 @@ SMOKE = {
 
 @pytest.mark.parametrize("script", sorted(SMOKE))
 def test_benchmark_script_runs(script, tmp_path):
+    if script == "bench_web_explorer.py":
+        from segment.views._chromium import chromium_path
+
+        if chromium_path() is None:
+            pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it "
+                        "with [dev])")
     out = tmp_path / "out.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *SMOKE[script],
                     "--out", str(out)], check=True, capture_output=True, text=True,
                    cwd=ROOT / "benchmarks", timeout=600)
     report = json.loads(out.read_text())
     assert report  # each script writes a non-empty JSON object
+    if script == "bench_web_explorer.py":
+        assert report["not_converged"] == 0
+        assert 0 < report["slider_to_drawn"]["median"] <= report["slider_to_image"]["max"]
     if script == "bench_ramp.py":
         assert len(report["cases"]) == 9
         assert report["cases"]["FLX"]["sequence"][:2] == ["FL", "ISL"]

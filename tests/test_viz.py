@@ -287,3 +287,42 @@ def test_screen_axes_of_the_lateral_and_posterior_views():
     for view in viz.VIEWS:                      # each axis a unit vector in screen coordinates
         for comps in viz.screen_axes(view).values():
             assert np.linalg.norm(comps) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- magnification, titles
+def test_magnified_c5_is_drawn_next_to_the_true_pose(results, model, tmp_path):
+    r = results["FLX"]
+    scene = viz.build_scene(r, magnify=10)
+    tpl = viz.SceneTemplate(model)
+    p, R = r.pose_c6
+    np.testing.assert_allclose(scene.meshes["c5"].points, tpl._c5.points @ R.T + p, atol=1e-9)
+    q_u = r.q_unloaded
+    p_m, R_m = segment.elements.kinematics.pose(q_u + 10 * (r.q - q_u), model.reference)
+    np.testing.assert_allclose(scene.meshes["c5_magnified"].points,
+                               tpl._c5.points @ R_m.T + p_m, atol=1e-9)
+    p_u, R_u = segment.elements.kinematics.pose(q_u, model.reference)   # ghost: unloaded
+    np.testing.assert_allclose(scene.meshes["c5_reference"].points,
+                               tpl._c5.points @ R_u.T + p_u, atol=1e-9)
+    plain = _png(viz.render(r, tmp_path / "x1.png", size=SIZE))
+    big = _png(viz.render(r, tmp_path / "x10.png", size=SIZE, magnify=10))
+    orange = np.array([1.0, 0.5, 0.05])
+    def near(img):
+        return (np.abs(img - orange).max(axis=-1) < 0.25).mean()
+    assert near(big) > max(0.003, 4 * near(plain))   # an orange C5 appears
+    with pytest.raises(ValueError, match="magnify must be a number >= 1"):
+        viz.build_scene(r, magnify=0.5)
+
+
+def test_titles_state_the_displacement_from_the_unloaded_pose(results):
+    r = results["FLX"]
+    d = np.degrees(r.displacement_from_unloaded[4])
+    assert f"phi_y = {d:+.2f} deg from unloaded" in viz.build_scene(r).title
+    assert f"{np.degrees(r.q[4]):+.2f}" not in viz.build_scene(r).title   # not from q = 0
+
+
+def test_cli_render_magnify(tmp_path, capsys):
+    out = tmp_path / "flx.png"
+    assert cli.main(["render", "FLX", "-o", str(out), "--size", "200", "150",
+                     "--magnify", "10"]) == 0
+    assert cli.main(["render", "FLX", "-o", str(out), "--magnify", "0.5"]) == 2
+    assert "--magnify must be a number >= 1" in capsys.readouterr().err

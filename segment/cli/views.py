@@ -19,8 +19,22 @@ def register(sub) -> None:
                    choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
                         "LB, AR)")
-    command(sub, "explore", run_explore,
-            help="interactive 3-D explorer with load sliders (needs a display)")
+    p.add_argument("--magnify", type=float, metavar="K", default=1.0,
+                   help="also draw C5 (orange, labelled) with its displacement from the "
+                        "unloaded pose magnified K times, next to the true pose (default 1: "
+                        "not drawn)")
+    e = command(sub, "explore", run_explore,
+                help="interactive 3-D explorer with load sliders: a window (needs a display) "
+                     "or, with --web, a page in your browser")
+    e.add_argument("--web", action="store_true",
+                   help="serve the explorer as a web page (no display needed) instead of "
+                        "opening a window")
+    e.add_argument("--port", type=int, default=8765,
+                   help="port of the web page (default 8765; 0 picks a free one)")
+    e.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    e.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="stop the web server after S seconds (default: run until Ctrl-C)")
 
 
 def run_render(args, argv) -> int:
@@ -32,13 +46,18 @@ def run_render(args, argv) -> int:
         print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
               file=sys.stderr)
         return EXIT_USAGE
+    if not (args.magnify >= 1.0 and args.magnify < float("inf")):
+        print(f"segment: error: --magnify must be a number >= 1, got {args.magnify:g}",
+              file=sys.stderr)
+        return EXIT_USAGE
     output = check_output_file(args.output or f"{args.case}.png", "-o")
     require("pyvista", "viz", "segment render")
     from segment.views import viz  # imports vtk: only for this command
 
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     result = segment.solve(model, chosen[args.case])
-    path = viz.render(result, output, size=tuple(args.size), view=args.view)
+    path = viz.render(result, output, size=tuple(args.size), view=args.view,
+                      magnify=args.magnify)
     print(f"{path}: {result.load.name}, {result.message}")
     return 0 if result.converged else 1
 
@@ -47,12 +66,31 @@ def run_explore(args, argv) -> int:
     import segment
     from segment._extras import require
 
+    if args.web:
+        if not 0 <= args.port <= 65535:
+            print(f"segment: error: --port must be 0-65535, got {args.port}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.timeout is not None and not args.timeout > 0:
+            print(f"segment: error: --timeout must be > 0 s, got {args.timeout:g}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        from segment.views import web
+
+        model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+        try:
+            web.serve({"intact": model}, host=args.host, port=args.port,
+                      timeout_s=args.timeout, announce=lambda s: print(s, flush=True))
+        except OSError as exc:
+            print(f"segment: error: cannot listen on {args.host}:{args.port}: {exc.strerror}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        return 0
     require("pyvista", "viz", "segment explore")
     from segment.views import viz
 
     if not viz.has_display():
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
-              "use 'segment render CASE' for pictures", file=sys.stderr)
+              "use 'segment explore --web' for the explorer in a browser", file=sys.stderr)
         return EXIT_USAGE
     viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible))
     return 0

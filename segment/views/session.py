@@ -1,0 +1,378 @@
+"""The explorer's state machine, shared by the notebook widget and the browser page (no GUI).
+
+An :class:`ExplorerSession` holds the control values (load components in N and N m, named
+load case, disc and ligament stiffness scales, model variant, magnification), re-solves the
+equilibrium on every change (warm-started from the previous equilibrium; when that fails,
+solved again as :func:`segment.solve` solves it from scratch) and describes what to draw as
+plain JSON-ready dictionaries:
+
+* :meth:`ExplorerSession.scene` once per model variant: the bone and facet surfaces in each
+  vertebra's frame (points [mm], triangles) and the disc's triangles;
+* :meth:`ExplorerSession.frame` after every change: C5's pose, the ghost's (the unloaded
+  equilibrium) and the magnified pose, the
+  ligament end points and tensions, the facet forces, the disc's points, the title and the
+  table (q as the displacement from the unloaded equilibrium, facet regimes and forces,
+  ligament tensions, status).
+
+The front end (``segment/views/assets/explorer.js``) only moves meshes; every number it shows
+comes from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from segment.core.model import Segment
+from segment.core.newton import EquilibriumResult
+from segment.elements.disc import DOF_NAMES
+from segment.elements.kinematics import pose
+from segment.elements.ligament import TrilinearCurve
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import solve
+from segment.views.geometry import VertebraGeometry, _loft_faces
+from segment.views.parts import SceneParts, _title, check_magnify, displacement, magnify_text
+from segment.views.style import (
+    ARROW_MAX_MM,
+    ARROW_MM_PER_N,
+    RING,
+    TENSION_STOPS,
+)
+
+__all__ = ["CONTROLS", "Control", "ExplorerSession", "tension_color"]
+
+
+@dataclass(frozen=True)
+class Control:
+    """One slider: name, label, range and step in the unit of the label.
+
+    ``load_index`` is the component of the load vector (Fx, Fy, Fz [N], Mx, My, Mz [N m]) it
+    sets, None for the scales and the magnification; ``to_internal`` converts the slider's
+    unit to the package's internal one (N, N mm).
+    """
+
+    name: str
+    label: str
+    low: float
+    high: float
+    step: float
+    default: float
+    load_index: int | None = None
+    to_internal: float = 1.0
+
+
+CONTROLS = (
+    Control("Fx_N", "Fx [N] (+ anterior)", -40.0, 40.0, 0.5, 0.0, 0),
+    Control("Fy_N", "Fy [N] (+ left)", -40.0, 40.0, 0.5, 0.0, 1),
+    Control("Fz_N", "Fz [N] (+ superior)", -40.0, 40.0, 0.5, 0.0, 2),
+    Control("Mx_Nm", "Mx [N m] (+ left lateral bending)", -3.0, 3.0, 0.05, 0.0, 3, 1000.0),
+    Control("My_Nm", "My [N m] (+ flexion)", -3.0, 3.0, 0.05, 0.0, 4, 1000.0),
+    Control("Mz_Nm", "Mz [N m] (+ axial rotation)", -3.0, 3.0, 0.05, 0.0, 5, 1000.0),
+    Control("disc_scale", "disc stiffness x", 0.25, 4.0, 0.05, 1.0),
+    Control("ligament_scale", "ligament stiffness x", 0.25, 4.0, 0.05, 1.0),
+    Control("magnify", "magnification of the drawn motion x", 1.0, 50.0, 1.0, 1.0),
+)
+"""The sliders of the notebook and browser explorers (SI at the edge)."""
+
+_BY_NAME = {c.name: c for c in CONTROLS}
+_DIGITS = 4      # decimals of the mesh coordinates sent to the front end [mm]: below a pixel
+_POSE_DIGITS = 9  # decimals of the poses (p [mm], R): the displayed pose is the solved one
+
+
+def tension_color(tension_N: float, clim: tuple[float, float]) -> str:
+    """Hex colour of a ligament tension on the explorer's scale (grey when slack)."""
+    from segment.views.style import SLACK_COLOR
+
+    if not tension_N > 0.0:
+        return SLACK_COLOR
+    lo, hi = clim
+    t = float(np.clip((tension_N - lo) / max(hi - lo, 1e-12), 0.0, 1.0))
+    stops = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in TENSION_STOPS], float)
+    x = t * (len(stops) - 1)
+    k = min(int(x), len(stops) - 2)
+    rgb = (1 - (x - k)) * stops[k] + (x - k) * stops[k + 1]
+    return "#" + "".join(f"{round(float(v)):02x}" for v in rgb)
+
+
+def _round(a) -> list:
+    return np.round(np.asarray(a, dtype=float), _DIGITS).tolist()
+
+
+def _pose_json(q, model: Segment) -> dict:
+    p, R = pose(np.asarray(q, dtype=float), model.reference)
+    return {"p": np.round(p, _POSE_DIGITS).tolist(), "R": np.round(R, _POSE_DIGITS).tolist()}
+
+
+class ExplorerSession:
+    """Control values, the equilibrium they give, and what to draw (JSON-ready).
+
+    Parameters
+    ----------
+    models : Segment or mapping of str to Segment, optional
+        The model variants of the model menu, by name (e.g. ``{"intact": m1, "posterior
+        removed": m2}``); default ``{"intact": segment.c5c6()}``. A single Segment is
+        ``{"model": it}``.
+    cases : mapping of str to Load, optional
+        Named load cases (default: ``segment.LOAD_CASES``).
+    geometry : VertebraGeometry, optional
+        Display geometry (default: the packaged table).
+    magnify : float
+        Initial magnification (>= 1).
+    tension_range : (float, float)
+        Colour range of the ligament tension [N].
+    """
+
+    def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *, cases=None,
+                 geometry: VertebraGeometry | None = None, magnify: float = 1.0,
+                 tension_range: tuple[float, float] = (0.0, 60.0)):
+        import segment
+
+        if models is None:
+            models = {"intact": segment.c5c6()}
+        elif isinstance(models, Segment):
+            models = {"model": models}
+        self.models = dict(models)
+        if not self.models or not all(isinstance(m, Segment) for m in self.models.values()):
+            raise ValueError("models must be a Segment or a non-empty mapping of names to "
+                             f"Segments, got {models!r}")
+        self.cases = dict(segment.LOAD_CASES if cases is None else cases)
+        self.geometry = geometry
+        self.tension_range = tuple(float(v) for v in tension_range)
+        self.values = {c.name: c.default for c in CONTROLS}
+        self.values["magnify"] = check_magnify(magnify)
+        self.model_name = next(iter(self.models))
+        self.case = "unloaded"
+        self._parts: dict[str, SceneParts] = {}
+        self._variants: dict[tuple, Segment] = {}
+        self.timings_ms: list[float] = []
+        self.warm_failures = 0
+        self.seq = 0
+        self.model = self._model()
+        self.result = solve(self.model, self.load)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def load(self) -> Load:
+        """The load of the sliders (joint frame, fixed in space; N and N mm inside)."""
+        f = np.zeros(6)
+        for c in CONTROLS:
+            if c.load_index is not None:
+                f[c.load_index] = self.values[c.name] * c.to_internal
+        return Load(f[:3], f[3:], self.case)
+
+    def _model(self) -> Segment:
+        key = (self.model_name, round(self.values["disc_scale"], 6),
+               round(self.values["ligament_scale"], 6))
+        if key not in self._variants:
+            if len(self._variants) > 128:
+                self._variants.clear()
+            base = self.models[self.model_name]
+            disc_s, lig_s = key[1], key[2]
+            m = base
+            if disc_s != 1.0:
+                m = m.replace(disc=m.disc.scaled(disc_s))
+            if lig_s != 1.0:   # the force axis of Table 3 scaled: stiffness x lig_s
+                m = m.replace(ligaments=tuple(
+                    dataclasses.replace(x, curve=TrilinearCurve(x.curve.strain,
+                                                                x.curve.force * lig_s))
+                    for x in m.ligaments))
+            self._variants[key] = m
+        return self._variants[key]
+
+    def controls(self) -> dict:
+        """The controls' description for a front end (JSON-ready)."""
+        return {"sliders": [dataclasses.asdict(c) for c in CONTROLS],
+                "cases": ["unloaded", *self.cases], "models": list(self.models),
+                "values": dict(self.values), "model": self.model_name, "case": self.case}
+
+    def update(self, **changes) -> EquilibriumResult:
+        """Change controls and re-solve.
+
+        Keywords: any slider name of :data:`CONTROLS` (``Fx_N`` ... ``Mz_Nm`` [N, N m],
+        ``disc_scale``, ``ligament_scale``, ``magnify``), ``case`` (a load case name or
+        ``"unloaded"``: sets the six load sliders) and ``model`` (a name of ``models``).
+        Setting a load slider makes the case ``"custom"``. Returns the new result; a
+        failed solve is kept and reported (the table says NOT CONVERGED).
+        """
+        t0 = time.perf_counter()
+        for name, value in changes.items():
+            if name == "case":
+                self._set_case(value)
+            elif name == "model":
+                if value not in self.models:
+                    raise ValueError(f"unknown model {value!r}; known: "
+                                     f"{', '.join(self.models)}")
+                self.model_name = value
+            elif name in _BY_NAME:
+                c = _BY_NAME[name]
+                try:
+                    v = float(value)
+                except (TypeError, ValueError):
+                    raise ValueError(f"{name} must be a number, got {value!r}") from None
+                if not np.isfinite(v):
+                    raise ValueError(f"{name} must be finite, got {value!r}")
+                if name == "magnify":
+                    v = check_magnify(v)
+                elif c.load_index is None and not v > 0:
+                    raise ValueError(f"{name} must be > 0, got {value!r}")
+                if c.load_index is not None and v != self.values[name]:
+                    self.case = "custom"
+                self.values[name] = v
+            else:
+                known = ", ".join([*_BY_NAME, "case", "model"])
+                raise ValueError(f"unknown control {name!r}; known: {known}")
+        if set(changes) - {"magnify"}:
+            self._solve()
+        self.seq += 1
+        self.timings_ms.append(1000.0 * (time.perf_counter() - t0))
+        return self.result
+
+    def _set_case(self, name: str) -> None:
+        if name == "unloaded":
+            f = np.zeros(6)
+        elif name in self.cases:
+            f = self.cases[name].as_array()
+        else:
+            raise ValueError(f"unknown load case {name!r}; known: unloaded, "
+                             f"{', '.join(self.cases)}")
+        for c in CONTROLS:
+            if c.load_index is not None:
+                self.values[c.name] = float(f[c.load_index] / c.to_internal)
+        self.case = name
+
+    def _solve(self) -> None:
+        model = self._model()
+        same = model is self.model
+        warm = self.result.q if (same and self.result.converged) else None
+        result = solve(model, self.load, q0=warm) if warm is not None else None
+        if result is None or not result.converged:
+            if result is not None:
+                self.warm_failures += 1
+            result = solve(model, self.load)      # from scratch, as segment.solve does
+        self.model, self.result = model, result
+
+    # ------------------------------------------------------------------ what to draw
+    def parts(self) -> SceneParts:
+        """The numpy scene pieces of the current model variant's base model."""
+        if self.model_name not in self._parts:
+            self._parts[self.model_name] = SceneParts(self.models[self.model_name],
+                                                      geometry=self.geometry)
+        return self._parts[self.model_name]
+
+    @property
+    def scene_key(self) -> str:
+        return self.model_name
+
+    def scene(self) -> dict:
+        """Static meshes of the current model variant (JSON-ready, mm, vertebra frames)."""
+        parts = self.parts()
+
+        def surface(s):
+            return {"points": _round(s.points.ravel()),
+                    "tris": s.tris.astype(int).ravel().tolist()}
+
+        return {
+            "key": self.scene_key,
+            "c6": surface(parts._c6), "c5": surface(parts._c5),
+            "facets_c6": surface(parts._fac6), "facets_c5": surface(parts._fac5),
+            "disc_tris": _loft_faces(7, RING).astype(int).ravel().tolist(),
+            "ligaments": list(parts.ligament_names),
+            "facets": [j.side for j in self.models[self.model_name].facets],
+        }
+
+    def frame(self) -> dict:
+        """What changes with the pose (JSON-ready): poses, ligaments, forces, title, table."""
+        r, parts = self.result, self.parts()
+        model = self.model
+        magnify = self.values["magnify"]
+        p, R = pose(r.q, model.reference)
+        ligaments = [{"name": s.name, "a": _round(s.insertion_c6),
+                      "b": _round(s.insertion_c5_in_c6), "tension_N": round(s.tension, 3),
+                      "taut": bool(s.tension > 0), "ruptured": bool(s.ruptured),
+                      "color": tension_color(s.tension, self.tension_range)}
+                     for s in r.state.ligaments]
+        arrows = []
+        for f in r.state.facets:
+            d = f.force_on_c5 / f.force if f.force > 0 else np.array([0.0, 0.0, 1.0])
+            arrows.append({"side": f.side, "point": _round(f.point), "direction": _round(d),
+                           "length_mm": round(min(ARROW_MM_PER_N * f.force, ARROW_MAX_MM), 3),
+                           "force_N": round(f.force, 3),
+                           "label": f"{f.side}: "
+                                    f"{'DISLOCATED' if f.dislocated else f.regime}"})
+        # the ghost and the magnification's origin: this variant's unloaded equilibrium
+        q_u = np.zeros(6) if r.q_unloaded is None else np.asarray(r.q_unloaded, dtype=float)
+        q_mag = q_u + magnify * (np.asarray(r.q) - q_u)
+        return {
+            "seq": self.seq,
+            "scene_key": self.scene_key,
+            "c5": _pose_json(r.q, model),
+            "c5_magnified": _pose_json(q_mag, model),
+            "ghost": _pose_json(q_u, model),
+            "magnify": magnify,
+            "magnify_text": magnify_text(magnify),
+            "disc": _round(parts._disc_points(p, R).ravel()),
+            "ligaments": ligaments,
+            "arrows": arrows,
+            "title": _title(r),
+            "status": self.status_text(),
+            "converged": bool(r.converged),
+            "intact": bool(r.intact),
+            "q_from_unloaded": self.displacement_si(),
+            "table_html": self.table_html(),
+            "values": dict(self.values),
+            "case": self.case,
+            "model": self.model_name,
+        }
+
+    def displacement_si(self) -> dict:
+        """The displayed q: displacement from the unloaded equilibrium [mm, deg] by name."""
+        d, _ = displacement(self.result)
+        return {name + ("_mm" if i < 3 else "_deg"):
+                round(float(d[i] if i < 3 else np.degrees(d[i])), 6) + 0.0
+                for i, name in enumerate(DOF_NAMES)}
+
+    def status_text(self) -> str:
+        r = self.result
+        if not r.converged:
+            return f"NOT CONVERGED: {r.message}"
+        if not r.intact:
+            return "BEYOND LIMITS: " + "; ".join(r.limit_flags)
+        return f"converged in {r.iterations} iterations"
+
+    def table_html(self) -> str:
+        """The explorer's table: q (from the unloaded pose), facets, ligaments, status."""
+        r = self.result
+        d, origin = displacement(r)
+        e = html.escape
+        rows = []
+        for i, name in enumerate(DOF_NAMES):
+            v, unit = (d[i], "mm") if i < 3 else (np.degrees(d[i]), "deg")
+            v = round(float(v), 3) + 0.0     # no "-0.000"
+            rows.append(f'<tr><td>{e(name)}</td><td class="num" data-q="{e(name)}">'
+                        f"{v:+.3f}</td><td>{unit}</td></tr>")
+        q_table = ("<table class='q'><caption>q: displacement " + e(origin) +
+                   " equilibrium</caption>" + "".join(rows) + "</table>")
+        frows = "".join(
+            f"<tr><td>{e(f.side)}</td><td data-facet='{e(f.side)}'>"
+            f"{'DISLOCATED' if f.dislocated else e(f.regime)}</td>"
+            f"<td class='num'>{f.force:.1f}</td></tr>" for f in r.state.facets)
+        f_table = ("<table class='facets'><caption>facet joints</caption><tr><th>side</th>"
+                   "<th>regime</th><th>force [N]</th></tr>" + (frows or
+                   "<tr><td colspan=3>none in this model</td></tr>") + "</table>")
+        lrows = "".join(
+            f"<tr><td>{e(s.name)}</td><td class='num' data-ligament='{e(s.name)}'>"
+            f"{s.tension:.1f}</td><td class='num'>{100 * s.strain:+.1f}</td>"
+            f"<td>{'ruptured' if s.ruptured else ('beyond eps_max' if s.beyond_max else '')}"
+            "</td></tr>" for s in r.state.ligaments)
+        l_table = ("<table class='ligaments'><caption>ligaments</caption><tr><th>name</th>"
+                   "<th>tension [N]</th><th>strain [%]</th><th></th></tr>" + (lrows or
+                   "<tr><td colspan=4>none in this model</td></tr>") + "</table>")
+        status = self.status_text()
+        cls = "bad" if not (r.converged and r.intact) else "ok"
+        return (f"<div class='status {cls}' data-status='{cls}'>{e(status)}</div>"
+                f"<div class='tables'>{q_table}{f_table}{l_table}</div>")
