@@ -611,3 +611,14 @@ def test_cli_scheduler_without_samples_is_a_usage_error(tmp_path, capsys):
     assert main(["calibrate", "--out", str(tmp_path / "o"), "--scheduler", "local"]) == 2
     assert "give --samples N" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()            # checked before any work
+
+
+def test_a_parameter_at_its_bound_is_reported_there(model):
+    """The trust-region steps stop a hair inside an active bound: the published targets push
+    l0_ISL to its upper bound 16.5 mm, which the table must say (issue 20: it said "no")."""
+    result = calibrate(model)
+    table = result.parameters().set_index("parameter")
+    space = load_space()
+    j = space.names.index("l0_ISL")
+    assert abs(result.x[j] - space.upper[j]) < 1e-3
+    assert table.loc["l0_ISL", "at_bound"] == "upper"

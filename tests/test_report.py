@@ -15,6 +15,7 @@ from segment.reference import load_reference, reference_dir
 from segment.report import build_report
 
 ROOT = Path(__file__).resolve().parent.parent
+CSV_RTOL = 1e-5     # the report's CSVs hold 6 significant digits (document.CSV_FLOAT_FORMAT)
 COMMITTED = ROOT / "validation" / "report"
 # The study is deterministic (Newton to 1e-10): committed and regenerated numbers agree to
 # rounding of the CSV (10 significant digits) unless the model or data changed.
@@ -222,16 +223,68 @@ def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
     assert intact.loc["FLX", "verdict"] == "outside" and intact.loc["AR", "verdict"] == "outside"
     assert intact.loc["LB", "verdict"] == "within" and intact.loc["EXT", "verdict"] == "within"
     np.testing.assert_allclose(intact["corridor_high"] - intact["reference"],
-                               VERDICT_SD_FRACTION * intact["reference"])
+                               VERDICT_SD_FRACTION * intact["reference"], rtol=CSV_RTOL)
     inside = (intact.model >= intact.corridor_low) & (intact.model <= intact.corridor_high)
     assert ((intact.verdict == "within") == inside).all()
     assert set(ver[ver.comparison.str.startswith("disc only")].verdict) == {"within"}
+    # issue 20: the checks against the tests the disc stiffness came from are counted apart
+    checks = ver[ver.kind == "consistency check"]
+    assert set(checks.comparison) == {"disc only vs Moroney disc segment",
+                                      "posterior removed vs Moroney disc segment"}
+    assert set(ver[ver.kind == "validation"].comparison) >= {"intact vs Moroney intact"}
+    md = (out / "report.md").read_text()
+    n_val, n_chk = int((ver.kind == "validation").sum()), len(checks)
+    assert (f"Validation against independent data: "
+            f"{int(((ver.kind == 'validation') & (ver.verdict == 'within')).sum())} of {n_val} "
+            "within") in md
+    assert (f"Consistency checks (the tests the disc stiffness came from): "
+            f"{int((checks.verdict == 'within').sum())} of {n_chk} within") in md
     assert (ver.comparison.str.contains("Voo")).any()
     # the centre of rotation rests on an assumed reference point: judged in section 11 only
     assert not ver.comparison.str.contains("Anderst").any()
     targets = load_targets().frame()
     assumed = targets[targets.SD_basis == "assumed"]
     np.testing.assert_allclose(assumed.SD / assumed.value.abs(), VERDICT_SD_FRACTION, rtol=1e-3)
+
+
+def test_verdict_kinds_come_first_validations_then_checks():
+    from segment.report.verdicts import verdict_count, verdict_table
+
+    agree = pd.DataFrame([
+        {"comparison": "disc only vs Moroney disc segment", "case": "FLX", "unit": "deg",
+         "model": 8.5714, "reference": 8.5714},
+        {"comparison": "intact vs Moroney intact", "case": "FLX", "unit": "deg",
+         "model": 2.57, "reference": 4.19},
+        {"comparison": "posterior removed vs Moroney disc segment", "case": "AR",
+         "unit": "deg", "model": 4.3, "reference": 4.29},
+        {"comparison": "intact vs Moroney intact", "case": "EXT", "unit": "deg",
+         "model": 2.6, "reference": 2.47}])
+    ver = verdict_table(agree)
+    assert ver.kind.tolist() == ["validation"] * 2 + ["consistency check"] * 2
+    assert verdict_count(ver) == ("Validation against independent data: 1 of 2 within, 1 "
+                                  "outside: intact FLX; Consistency checks (the tests the disc "
+                                  "stiffness came from): 2 of 2 within, 0 outside.")
+
+
+def test_tornado_panels_are_sorted_by_effect():
+    """Largest effect on top of each panel (issue 20: the chart was in the space's order)."""
+    import segment
+    from segment.report import fig_tornado
+
+    rows = [(p, st, c, ch) for p, lo, hi in (("a", -1.0, 2.0), ("b", -30.0, 5.0),
+                                             ("c", 0.0, 0.0), ("d", 7.0, -8.0))
+            for st, ch in (("low", lo), ("high", hi)) for c in ("FLX", "AR")]
+    sens = pd.DataFrame(rows, columns=["parameter", "setting", "case", "change_pct"])
+    flx_first = sens.assign(change_pct=np.where(sens.case == "AR", -sens.change_pct[::-1].values,
+                                                sens.change_pct))
+    cases = {c: segment.LOAD_CASES[c] for c in ("FLX", "AR")}
+    fig = fig_tornado(flx_first, cases)
+    ax = fig.axes[0]
+    top_down = [t.get_text() for t in ax.get_yticklabels()][::-1]
+    assert top_down == ["b", "d", "a", "c"]
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
 
 
 def test_shown_numbers_are_rounded_to_their_meaning():

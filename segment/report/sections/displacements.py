@@ -28,10 +28,10 @@ def write(rep, s) -> None:
     s.say("rendering the nine poses in 3-D")
     rep.image("poses_3d", render_poses(s.model, s.cases),
               "The nine equilibria of the intact model (C6 fixed; translucent: C5 at the "
-              "reference pose; ligaments coloured by tension, slack ones grey; red arrows: "
-              "facet forces on C5). Sagittal cases seen from the left, LS, LB and AR from "
-              "behind. Panel titles give the main displacement from the reference pose (the "
-              "one drawn translucent); the tables give it from the unloaded equilibrium.")
+              "unloaded equilibrium; ligaments coloured by tension, slack ones grey; red "
+              "arrows: facet forces on C5). Sagittal cases seen from the left, LS, LB and AR "
+              "from behind. Panel titles give the main displacement from the unloaded "
+              "equilibrium (the pose drawn translucent), as the tables do.")
     shown = s.disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations", "intact"]]
     rep.table("displacements", s.disp, shown)
     beyond = s.disp[~s.disp["intact"]]
