@@ -3,6 +3,7 @@
 Rendering runs off-screen with Mesa (conftest selects the OSMesa window before vtk loads).
 """
 
+import os
 import subprocess
 import sys
 
@@ -326,3 +327,19 @@ def test_cli_render_magnify(tmp_path, capsys):
                      "--magnify", "10"]) == 0
     assert cli.main(["render", "FLX", "-o", str(out), "--magnify", "0.5"]) == 2
     assert "--magnify must be a number >= 1" in capsys.readouterr().err
+
+
+def test_plot_without_a_display_opens_no_x_window(tmp_path):
+    """``viz.plot(...)`` in a notebook on a machine without a display printed VTK's "bad X
+    server connection" warning (with colour codes) into the committed notebooks (issue 20)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    code = ("import segment\nfrom segment import viz\n"
+            "pl = viz.plot(segment.solve(segment.c5c6(), segment.LOAD_CASES['EXT']), "
+            "size=(200, 150))\n"
+            "pl.screenshot('shot.png')\nprint(pl.off_screen)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True"
+    assert "X server" not in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr
+    assert (tmp_path / "shot.png").stat().st_size > 1000

@@ -350,9 +350,12 @@ def _new_plotter(*, off_screen: bool | None, **kwargs) -> pv.Plotter:
     The variable ``VTK_DEFAULT_OPENGL_WINDOW`` is set only while the plotter (and so its
     render window) is created, and only when the user has not set it; it is removed afterwards.
     """
-    offscreen = off_screen if off_screen is not None else bool(pv.OFF_SCREEN)
+    # without a display a window can only be off-screen (a notebook's static picture): ask
+    # for it, or VTK first tries an X window and prints "bad X server connection"
+    offscreen = (off_screen if off_screen is not None
+                 else bool(pv.OFF_SCREEN) or not has_display())
     if not offscreen or has_display() or "VTK_DEFAULT_OPENGL_WINDOW" in os.environ:
-        return pv.Plotter(off_screen=off_screen, **kwargs)
+        return pv.Plotter(off_screen=offscreen, **kwargs)
     os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = OFFSCREEN_WINDOW
     try:
         return pv.Plotter(off_screen=True, **kwargs)
