@@ -197,6 +197,8 @@ def check_output_folder(path: str, option: str) -> Path:
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option} {path}: exists and is not a folder")
     folder = p.resolve() if p.exists() else p.resolve().parent
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is not a folder")
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK):

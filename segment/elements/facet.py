@@ -151,6 +151,8 @@ PENETRATION_AT = ("virtual", "edge")
 # (2^-500 ~ 3e-151, 2^500 ~ 3e150); outside them disc_contact scales lengths (see there).
 _SAFE_MIN = 2.0**-500
 _SAFE_MAX = 2.0**500
+UNIT_TOL = 4 * np.finfo(float).eps
+"""A disc normal whose length is within this of 1 is unit to rounding and kept as given."""
 
 
 def _real_vector(value, name: str, unit: str) -> np.ndarray:
@@ -182,15 +184,18 @@ class Disc:
                             f"{type(radius).__name__} {radius!r}")
         if not (np.isfinite(radius) and radius > 0):
             raise ValueError(f"disc radius must be > 0 [mm], got {radius!r}")
-        with np.errstate(over="ignore", under="ignore"):
-            length = float(np.linalg.norm(n))
-        if not _SAFE_MIN <= length <= _SAFE_MAX:  # |n|^2 would under- or overflow: pre-scale
-            big = float(np.max(np.abs(n)))
-            if big == 0.0:
-                raise ValueError(f"disc normal must be non-zero, got {self.normal!r}")
-            n = n / big
-            length = float(np.linalg.norm(n))
-        n = n / length
+        # math.hypot: the same bits on every CPU (np.linalg.norm goes through the CPU's BLAS)
+        length = math.hypot(*n)
+        if length == 0.0:
+            raise ValueError(f"disc normal must be non-zero, got {self.normal!r}")
+        if not math.isfinite(length):         # |n| overflows: pre-scale
+            n = n / float(np.max(np.abs(n)))
+            length = math.hypot(*n)
+        if abs(length - 1.0) > UNIT_TOL:
+            n = n / length
+        # else: already unit to rounding, kept as given; normalising it again would move its
+        # last bit, and a normal computed in two places (FacetJoint.at_reference and
+        # ParameterSpace.pack) would then differ
         c.setflags(write=False)
         n.setflags(write=False)
         object.__setattr__(self, "center", c)
@@ -645,6 +650,31 @@ def _check_penetration_at(value, where: str) -> bool:
     return value == "edge"
 
 
+
+def rows_in_frame(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``R^T v`` for each row of ``v`` (n, 3): vectors of the parent frame expressed in the
+    frame that ``R`` (3, 3) rotates into it; complex-safe.
+
+    Written out as products and sums, so that one joint and many parameter sets get the same
+    bits: ``R.T @ v`` and ``v @ R`` go through the CPU's BLAS, whose kernels differ."""
+    v = np.asarray(v)
+    return np.stack([(v[:, 0] * R[0, k] + v[:, 1] * R[1, k]) + v[:, 2] * R[2, k]
+                     for k in range(3)], axis=-1)
+
+
+def c6_normals(inclination_deg: np.ndarray) -> np.ndarray:
+    """C6 facet normals (n, 3) for inclinations (n,) [deg] to the transverse plane, facing
+    posterosuperior: ``(-sin a, 0, cos a)``; complex-safe (the complex-step reference).
+
+    The one place the normal is computed from the angle, for one joint
+    (:meth:`FacetJoint.at_reference`) and for many parameter sets
+    (:meth:`segment.studies.space.ParameterSpace.pack`) alike: numpy evaluates sin and cos of
+    an array with other instructions than of a single number on some CPUs (AVX-512), and
+    the two results then differ in the last bit.
+    """
+    a = np.asarray(inclination_deg) * (np.pi / 180.0)      # np.radians, complex-safe
+    return np.stack([-np.sin(a), np.zeros_like(a), np.cos(a)], axis=-1)
+
 @dataclass(frozen=True, eq=False)
 class FacetJoint:
     """One facet joint: the C6 superior facet (disc 2, C6 frame) and the C5 inferior facet
@@ -668,12 +698,12 @@ class FacetJoint:
         posterosuperior: ``n2 = (-sin a, 0, cos a)``. The C5 facet faces it (``n1 = -n2``) and
         sits ``gap`` [mm] away along n2, so the joint is apart by ``gap`` at q = 0.
         """
-        a = np.radians(inclination_deg)
-        n2 = np.array([-np.sin(a), 0.0, np.cos(a)])
+        n2 = c6_normals(np.array([inclination_deg], dtype=float))[0]
         c2 = np.asarray(center_c6, dtype=float)
         c1_c6 = c2 + gap * n2
         R0, s0 = reference.R0, reference.s0
-        disc_c5 = Disc(R0.T @ (c1_c6 - s0), R0.T @ (-n2), radius_c5)
+        disc_c5 = Disc(rows_in_frame(R0, (c1_c6 - s0)[None])[0],
+                       rows_in_frame(R0, -n2[None])[0], radius_c5)
         return cls(side, Disc(c2, n2, radius_c6), disc_c5, blend)
 
     def geometry(self, reference) -> dict:

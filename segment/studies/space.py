@@ -43,6 +43,7 @@ import numpy as np
 
 from segment.core.io import FACET_SIDES, LIGAMENT_NAMES, _Table, data_dir, parse_number
 from segment.elements.disc import DOF_NAMES
+from segment.elements.facet import c6_normals, rows_in_frame
 from segment.elements.tangent import (
     F_BLEND,
     F_C1,
@@ -441,12 +442,11 @@ class ParameterSpace:
                 continue
             g = geo[f.side]
             # FacetJoint.at_reference, vectorised (and complex-safe)
-            a = g["inclination_deg"] * (np.pi / 180.0)     # np.radians, complex-safe
-            n2 = np.stack([-np.sin(a), np.zeros_like(a), np.cos(a)], axis=1)
+            n2 = c6_normals(g["inclination_deg"])
             c2 = np.broadcast_to(np.asarray(g["center_c6"], dtype=float), n2.shape)
             c1_c6 = c2 + g["gap"][:, None] * n2
-            fac[:, i, F_C1:F_C1 + 3] = (c1_c6 - s0) @ R0      # R0^T (c1 - s0), row-wise
-            fac[:, i, F_N1:F_N1 + 3] = -n2 @ R0
+            fac[:, i, F_C1:F_C1 + 3] = rows_in_frame(R0, c1_c6 - s0)   # R0^T (c1 - s0)
+            fac[:, i, F_N1:F_N1 + 3] = rows_in_frame(R0, -n2)
             fac[:, i, F_R1] = g["radius_c5"]
             fac[:, i, F_C2:F_C2 + 3] = c2
             fac[:, i, F_N2:F_N2 + 3] = n2
