@@ -79,11 +79,13 @@ def test_report_numbers_are_the_models(report_dir):
     disp = pd.read_csv(out / "tables" / "displacements.csv")
     r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
     row = disp[(disp.configuration == "intact") & (disp.case == "FLX")].iloc[0]
-    assert row["phi_y_deg"] == pytest.approx(np.degrees(r.displacement_from_unloaded[4]))
-    assert row["phi_y_deg_from_reference"] == pytest.approx(np.degrees(r.q[4]))
+    assert row["phi_y_deg"] == pytest.approx(np.degrees(r.displacement_from_unloaded[4]),
+                                             rel=CSV_RTOL)
+    assert row["phi_y_deg_from_reference"] == pytest.approx(np.degrees(r.q[4]), rel=CSV_RTOL)
     share = pd.read_csv(out / "tables" / "load_sharing.csv")
     totals = share.groupby("case")["share_pct"].sum()
-    np.testing.assert_allclose(totals, 100.0, atol=1e-6)   # equilibrium: shares add up
+    # equilibrium: shares add up (each written with 6 significant digits)
+    np.testing.assert_allclose(totals, 100.0, atol=1e-3)
 
 
 def test_filled_in_reference_values_appear_in_report_and_figure(tmp_path):
