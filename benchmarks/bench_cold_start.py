@@ -60,8 +60,10 @@ def main(argv=None) -> dict:
                 cold.append(_time(cmd, cache=cache, cwd=cwd))
                 warm.append(_time(cmd, cache=cache, cwd=cwd))
         result["commands"][name] = {
-            "cold_s": round(statistics.median(cold), 2), "warm_s": round(statistics.median(warm), 2),
-            "cold_runs_s": [round(t, 2) for t in cold], "warm_runs_s": [round(t, 2) for t in warm]}
+            "cold_s": round(statistics.median(cold), 2),
+            "warm_s": round(statistics.median(warm), 2),
+            "cold_runs_s": [round(t, 2) for t in cold],
+            "warm_runs_s": [round(t, 2) for t in warm]}
     emit(result, args.out)
     return result
 

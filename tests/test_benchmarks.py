@@ -18,6 +18,7 @@ SMOKE = {
     "bench_web_explorer.py": ["--moves", "3", "--warmup", "1", "--size", "640", "480"],
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
+    "bench_cold_start.py": ["--repeat", "1", "--skip-validate"],
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
     "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
