@@ -178,7 +178,7 @@ export async function render({ model, el }) {
     const box = gc6.boundingBox.clone();
     box.max.z += 25;
     box.getCenter(state.focal);
-    state.dist = 1.25 * box.getSize(new THREE.Vector3()).length();
+    state.dist = 1.4 * box.getSize(new THREE.Vector3()).length();
     state.built = sc.key;
   }
 
