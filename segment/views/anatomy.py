@@ -175,14 +175,16 @@ def load_anatomy(path: str | Path | None = None) -> AnatomicalGeometry:
     for i, row in t.rows():
         v = t.key(i, row, "vertebra", VERTEBRAE)
         d = t.key(i, row, "dimension", tuple(DIMENSIONS))
-        x = t.number(i, row, "value")
-        if v is None or d is None or not np.isfinite(x):
+        if v is None or d is None:
             continue
         if (v, d) in rows:
             t.error(i, "dimension", f"duplicate row for {v} {d!r} (already in row "
                                     f"{rows[v, d]}, line {t.line_of[rows[v, d]]})")
             continue
         rows[v, d] = i
+        x = t.number(i, row, "value")
+        if not np.isfinite(x):
+            continue
         lo, hi = DIMENSIONS[d]
         if not lo <= x <= hi:
             t.error(i, "value", f"{v} {d} must lie in [{lo:g}, {hi:g}], got {x:g}")

@@ -289,6 +289,10 @@ export async function render({ model, el }) {
   const view = {
     c5Pose: () => state.frame && state.frame.c5,
     c5Matrix: () => state.c5.matrix.toArray(),
+    // what is drawn: vertex and triangle counts of the bones, and the scene's key
+    meshInfo: () => ({ key: state.built,
+      c6: [state.c6.geometry.attributes.position.count, state.c6.geometry.index.count / 3],
+      c5: [state.c5.geometry.attributes.position.count, state.c5.geometry.index.count / 3] }),
     setView,
   };
   (globalThis.__segmentExplorer ||= { frames: {} }).view = view;
