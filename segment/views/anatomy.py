@@ -156,7 +156,7 @@ class AnatomicalGeometry:
     def endplate(self, vertebra: str, which: str) -> np.ndarray:
         """Rim (RING, 3) of the ``"superior"`` or ``"inferior"`` endplate [mm, own frame]:
         where the drawn disc meets the body."""
-        return _body_ring(self.values[vertebra], RING, which)
+        return np.round(_body_ring(self.values[vertebra], RING, which), _DECIMALS) + 0.0
 
 
 def load_anatomy(path: str | Path | None = None) -> AnatomicalGeometry:
