@@ -33,10 +33,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--size", nargs=2, type=int, default=(1400, 900))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--geometry", choices=("anatomical", "simple"), default="anatomical",
+                        help="bones drawn (default anatomical)")
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    ex = Explorer(off_screen=True, size=tuple(args.size), render=False)
+    ex = Explorer(off_screen=True, size=tuple(args.size), render=False,
+                  geometry=args.geometry)
     ex.update(render=True)  # warm-up: compiled kernels, first render
     ex.timings.clear()
     renders, failed = [], 0
@@ -61,6 +64,7 @@ def main(argv=None) -> dict:
 
     out = {
         "steps": args.steps,
+        "geometry": args.geometry,
         "window": list(args.size),
         "unit": "ms",
         "solve": stats(t[:, 0]),

@@ -20,6 +20,7 @@ import segment
 from segment.views import session as session_mod
 from segment.views import web
 from segment.views._chromium import chromium_path
+from segment.views.parts import SceneParts
 from segment.views.session import CONTROLS, ExplorerSession, tension_color
 
 POSE_ATOL = 1e-7          # the page's pose is the solved one, sent with 9 decimals
@@ -90,11 +91,32 @@ def test_cases_scales_models_and_magnification(model):
     ({"magnify": 0.5}, "magnify must be a number >= 1"),
     ({"case": "FLY"}, "unknown load case 'FLY'"),
     ({"model": "broken"}, "unknown model 'broken'"),
+    ({"geometry": "bones"}, "unknown geometry 'bones'; known: anatomical, simple"),
 ])
 def test_bad_controls_are_named(model, changes, message):
     s = ExplorerSession(model)
     with pytest.raises(ValueError, match=message):
         s.update(**changes)
+
+
+def test_geometry_menu_switches_the_bones_without_solving(model):
+    """The display geometry is a menu: a new scene, the same equilibrium (not re-solved)."""
+    from segment.views.anatomy import load_anatomy
+    from segment.views.geometry import load_geometry
+
+    s = ExplorerSession({"intact": model})
+    r = s.update(case="FLX")
+    first, pose = s.scene(), s.frame()["c5"]
+    assert s.controls()["geometries"] == ["anatomical", "simple"]
+    assert first["key"] == "intact/anatomical" and first["geometry"] == "anatomical"
+    assert len(first["c6"]["points"]) == 3 * len(load_anatomy().surface(model, "C6").points)
+    assert s.update(geometry="simple") is r                     # nothing solved
+    second = s.scene()
+    assert second["key"] == "intact/simple" and s.frame()["geometry"] == "simple"
+    assert len(second["c6"]["points"]) == 3 * len(load_geometry().surface(model, "C6").points)
+    assert s.frame()["c5"] == pose                               # the same pose drawn
+    json.dumps(second, allow_nan=False)
+    assert ExplorerSession(model, geometry="simple").scene()["key"] == "model/simple"
 
 
 def test_warm_start_falls_back_to_a_fresh_solve(model, monkeypatch, flx):
@@ -183,12 +205,16 @@ def test_server_serves_the_page_assets_and_api(server, flx):
             assert "https://cdn" not in text and "unpkg" not in text
     with urllib.request.urlopen(server.url + "api/init", timeout=30) as r:
         init = json.loads(r.read())
-    assert init["frame"]["case"] == "unloaded" and init["scene"]["key"] == "intact"
+    assert init["frame"]["case"] == "unloaded" and init["scene"]["key"] == "intact/anatomical"
+    assert init["controls"]["geometries"] == ["anatomical", "simple"]
     status, out = _post(server.url + "api/update", {"changes": {"My_Nm": 1.8},
-                                                    "scene_key": "intact"})
+                                                    "scene_key": "intact/anatomical"})
     assert status == 200 and "scene" not in out
     assert out["frame"]["q_from_unloaded"]["phi_y_deg"] == pytest.approx(
         np.degrees(flx.displacement_from_unloaded[4]), abs=1e-6)
+    status, out = _post(server.url + "api/update", {"changes": {"geometry": "simple"},
+                                                    "scene_key": "intact/anatomical"})
+    assert status == 200 and out["scene"]["key"] == "intact/simple"     # a new scene
     status, out = _post(server.url + "api/update", {"changes": {"Mw": 1}})
     assert status == 400 and "unknown control 'Mw'" in out["error"]
     status, out = _post(server.url + "api/nothing", {})
@@ -229,7 +255,8 @@ def _png(data):
 @needs_chromium
 def test_browser_flexion_slider_shows_the_nominal_flx_equilibrium(flx, tmp_path):
     """`segment explore --web --port P`; move the FLX moment slider from 0 to 1.8 N m in
-    headless Chromium: the title, the table and C5's drawn pose are segment.solve's."""
+    headless Chromium: the title, the table and C5's drawn pose are segment.solve's; the bones
+    drawn are the anatomical geometry's, and the bones menu swaps in the simple one."""
     pytest.importorskip("playwright")
     from segment.views._chromium import headless_page
 
@@ -272,11 +299,34 @@ def test_browser_flexion_slider_shows_the_nominal_flx_equilibrium(flx, tmp_path)
             tension = float(page.inner_text("td[data-ligament=FL]"))
             fl = next(s for s in flx.state.ligaments if s.name == "FL")
             assert tension == pytest.approx(fl.tension, abs=0.05)
+            # the bones drawn are the anatomical geometry's meshes, as the server built them
+            anatomical, simple = (SceneParts(flx.model, geometry=g) for g in
+                                  ("anatomical", "simple"))
+            info = page.evaluate("globalThis.__segmentExplorer.view.meshInfo()")
+            assert info["key"] == "intact/anatomical"
+            for name, surface in (("c6", anatomical._c6), ("c5", anatomical._c5)):
+                assert info[name] == [len(surface.points), len(surface.tris)], name
+            # the bones menu: the simple geometry, the same pose
+            seq = int(page.get_attribute(".title", "data-seq"))
+            page.locator("select[data-control=geometry]").select_option("simple")
+            page.wait_for_function(f"document.querySelector('.title').dataset.seq > {seq}",
+                                   timeout=30000)
+            page.wait_for_timeout(200)
+            simple_png = page.screenshot()
+            (tmp_path / "simple.png").write_bytes(simple_png)
+            info = page.evaluate("globalThis.__segmentExplorer.view.meshInfo()")
+            assert info["key"] == "intact/simple"
+            assert info["c6"] == [len(simple._c6.points), len(simple._c6.tris)]
+            m2 = np.array(page.evaluate("globalThis.__segmentExplorer.view.c5Matrix()"))
+            np.testing.assert_allclose(m2, m, atol=1e-7)
+            assert page.inner_text("td[data-q=phi_y]") == f"{expected:+.{TABLE_DIGITS}f}"
             assert not errors, errors
         after = _png(after_png)
         assert after.std() * 255 > 5                     # not blank
         changed = np.any(np.abs(after - before) > 2 / 255, axis=-1).mean()
         assert changed > MIN_CHANGED_PIXELS               # the picture moved
+        swapped = np.any(np.abs(_png(simple_png) - after) > 2 / 255, axis=-1).mean()
+        assert swapped > MIN_CHANGED_PIXELS               # other bones drawn
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -304,3 +354,16 @@ def test_notebook_cell_builds_the_widget(tmp_path):
     assert "phi_y = +2.57 deg from unloaded" in frames[0]["title"]
     sliders = {w["state"].get("description"): w["state"].get("value") for w in state.values()}
     assert sliders["My [N m] (+ flexion)"] == pytest.approx(1.8)
+
+
+def test_notebook_widget_has_the_bones_menu(model):
+    pytest.importorskip("anywidget")
+    from segment.views.notebook import ExplorerWidget
+
+    w = ExplorerWidget({"intact": model})
+    assert w.geometry.value == "anatomical" and w.view.scene["key"] == "intact/anatomical"
+    w.set(case="FLX")
+    pose = w.view.frame["c5"]
+    w.geometry.value = "simple"                   # as a user picks it in the menu
+    assert w.session.geometry_name == "simple" and w.view.scene["key"] == "intact/simple"
+    assert w.view.frame["c5"] == pose and w.view.frame["geometry"] == "simple"

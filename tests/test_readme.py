@@ -69,7 +69,8 @@ def test_wheel_ships_the_data(tmp_path):
                     "-q", "-w", str(tmp_path), str(ROOT)], check=True)
     (wheel,) = tmp_path.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
     names = zipfile.ZipFile(wheel).namelist()
-    for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv"):
+    for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv",
+                  "vertebra_anatomy.csv", "vertebra_geometry.csv"):
         assert f"segment/data/{table}" in names
     assert "segment/data/calibrated/ligaments.csv" in names      # the shipped calibrated set
     assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers

@@ -326,3 +326,28 @@ def test_percentages_print_without_scientific_notation():
 
     assert [_pct(x) for x in (0.36, -4.94, 9.96, 99.6, -39.2, 150.0)] == \
         ["+0.36 %", "-4.9 %", "+10 %", "+100 %", "-39 %", "+150 %"]
+
+
+def test_pose_grid_draws_the_magnified_motion_and_says_so(report_dir, monkeypatch):
+    """The report's 3-D pose panels magnify C5's motion (the true pose stays drawn): the
+    caption states the factor, and the grid is rendered with it."""
+    from segment.report import renders
+    from segment.views import viz
+
+    out, _ = report_dir
+    md = (out / "report.md").read_text()
+    end = md.index("](figures/poses_3d.png)")
+    caption = md[md.rindex("![", 0, end):end]
+    assert f"magnified {renders.POSES_MAGNIFY}×" in caption and "true pose" in caption
+    assert "reference pose" not in caption        # the ghost is the unloaded equilibrium
+    seen = {}
+
+    def spy(results, path, **kwargs):
+        seen.update(kwargs)
+        return real(results, path, **kwargs)
+
+    real = viz.render_grid
+    monkeypatch.setattr(viz, "render_grid", spy)
+    model = segment.c5c6()
+    png = renders.render_poses(model, dict(list(segment.LOAD_CASES.items())[:1]))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and seen["magnify"] == renders.POSES_MAGNIFY

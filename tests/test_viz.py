@@ -343,3 +343,51 @@ def test_plot_without_a_display_opens_no_x_window(tmp_path):
     assert proc.stdout.strip() == "True"
     assert "X server" not in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr
     assert (tmp_path / "shot.png").stat().st_size > 1000
+
+
+# ---------------------------------------------------------------- display geometry option
+def test_anatomical_is_the_default_and_simple_stays_an_option(results, model, tmp_path):
+    r = results["FLX"]
+    default = viz.build_scene(r)
+    simple = viz.build_scene(r, geometry="simple")
+    anatomical = viz.build_scene(r, geometry=viz.load_anatomy())
+    assert default.meshes["c6"].n_points == anatomical.meshes["c6"].n_points
+    assert simple.meshes["c6"].n_points == len(viz.load_geometry().surface(model, "C6").points)
+    assert default.meshes["c6"].n_points != simple.meshes["c6"].n_points
+    names = viz.load_anatomy().part_names
+    assert set(np.unique(default.meshes["c5"].cell_data["part"])) == set(range(len(names)))
+    # the disc meets the endplates of the geometry drawn
+    np.testing.assert_allclose(default.meshes["disc"].points[:viz.RING],
+                               viz.load_anatomy().endplate("C6", "superior"), atol=1e-12)
+    a = _png(viz.render(r, tmp_path / "a.png", size=SIZE))
+    b = _png(viz.render(r, tmp_path / "b.png", size=SIZE, geometry="simple"))
+    assert np.any(np.abs(a - b) > 1 / 255, axis=-1).mean() > MIN_DIFF_FRACTION
+    with pytest.raises(ValueError, match="geometry must be one of anatomical, simple"):
+        viz.build_scene(r, geometry="bones")
+
+
+def test_cli_render_geometry(tmp_path, capsys):
+    out = tmp_path / "flx.png"
+    assert cli.main(["render", "FLX", "-o", str(out), "--size", "200", "150",
+                     "--geometry", "simple"]) == 0
+    assert _png(out).shape == (150, 200, 3)
+    capsys.readouterr()
+    assert cli.main(["render", "FLX", "--geometry", "skeleton"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice: 'skeleton'" in err
+
+
+@pytest.mark.parametrize("geometry", ["anatomical", "simple"])
+def test_export_either_geometry(results, tmp_path, geometry):
+    path = viz.export(results["EXT"], tmp_path / "ext.vtm", geometry=geometry)
+    back = pv.read(str(path))
+    assert back["c6"].n_points == len(viz.resolve_geometry(geometry).surface(
+        results["EXT"].model, "C6").points)
+
+
+def test_grid_titles_put_the_limit_flag_on_its_own_line(model):
+    far = segment.solve(model, segment.LOAD_CASES["FLX"].scaled(15))
+    assert not far.intact
+    short = viz._title(far, short=True)
+    assert short.endswith("\n[BEYOND LIMITS]") and "  [" not in short
+    assert viz._title(far).endswith("  [BEYOND LIMITS]")

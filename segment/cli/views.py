@@ -6,6 +6,10 @@ import sys
 
 from segment.cli._common import EXIT_USAGE, cases, check_output_file, command
 
+GEOMETRIES = ("anatomical", "simple")
+"""Display geometries (segment.views.anatomy.GEOMETRIES; named here so that the parser does
+not import the views, which load pyvista)."""
+
 
 def register(sub) -> None:
     p = command(sub, "render", run_render,
@@ -23,6 +27,9 @@ def register(sub) -> None:
                    help="also draw C5 (orange, labelled) with its displacement from the "
                         "unloaded pose magnified K times, next to the true pose (default 1: "
                         "not drawn)")
+    p.add_argument("--geometry", choices=GEOMETRIES, default=GEOMETRIES[0],
+                   help="display geometry of the bones: anatomical (default: from published "
+                        "cervical dimensions) or simple (tubes); display only")
     e = command(sub, "explore", run_explore,
                 help="interactive 3-D explorer with load sliders: a window (needs a display) "
                      "or, with --web, a page in your browser")
@@ -35,6 +42,9 @@ def register(sub) -> None:
                    help="address to listen on (default 127.0.0.1: this machine only)")
     e.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop the web server after S seconds (default: run until Ctrl-C)")
+    e.add_argument("--geometry", choices=GEOMETRIES, default=GEOMETRIES[0],
+                   help="display geometry shown first: anatomical (default) or simple; the "
+                        "page has a menu to switch")
 
 
 def run_render(args, argv) -> int:
@@ -57,7 +67,7 @@ def run_render(args, argv) -> int:
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     result = segment.solve(model, chosen[args.case])
     path = viz.render(result, output, size=tuple(args.size), view=args.view,
-                      magnify=args.magnify)
+                      magnify=args.magnify, geometry=args.geometry)
     print(f"{path}: {result.load.name}, {result.message}")
     return 0 if result.converged else 1
 
@@ -79,7 +89,8 @@ def run_explore(args, argv) -> int:
         model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
         try:
             web.serve({"intact": model}, host=args.host, port=args.port,
-                      timeout_s=args.timeout, announce=lambda s: print(s, flush=True))
+                      timeout_s=args.timeout, announce=lambda s: print(s, flush=True),
+                      geometry=args.geometry)
         except OSError as exc:
             print(f"segment: error: cannot listen on {args.host}:{args.port}: {exc.strerror}",
                   file=sys.stderr)
@@ -92,5 +103,6 @@ def run_explore(args, argv) -> int:
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
               "use 'segment explore --web' for the explorer in a browser", file=sys.stderr)
         return EXIT_USAGE
-    viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible))
+    viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible),
+                geometry=args.geometry)
     return 0

@@ -11,10 +11,19 @@ import numpy as np
 
 import segment
 
+POSES_MAGNIFY = 10
+"""Magnification of C5's motion in the report's grid of the nine poses (display only). At
+the nominal loads the motions are 2-3 deg and 0.1-0.4 mm, invisible at the scale of a
+vertebra; ten times that (20-30 deg, 1-4 mm) is visible in every panel without the magnified
+C5 leaving the picture. The true pose stays drawn; the panel titles and the tables give the
+true values, and the caption states the factor."""
 
-def render_poses(model, cases) -> bytes:
+
+def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     """PNG bytes of the 3 x 3 grid of the nine poses (pyvista, off-screen).
 
+    Each panel draws C5 at its true pose and, orange, with its displacement from the unloaded
+    pose multiplied by ``magnify`` (:data:`POSES_MAGNIFY`; the panel title says so).
     pyvista draws the poses without colour bar or axes; matplotlib adds one shared tension
     colour bar (with the slack colour) below the grid and, in each panel, an orientation key
     made from that panel's camera (:func:`segment.viz.screen_axes`): arrows for the axes in
@@ -29,7 +38,8 @@ def render_poses(model, cases) -> bytes:
 
     results = [segment.solve(model, load) for load in cases.values()]
     with tempfile.TemporaryDirectory() as tmp:
-        path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False)
+        path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False,
+                               magnify=magnify)
         img = plt.imread(path)
     h, w = img.shape[:2]
     fig = plt.figure(figsize=(w / 150, (h + 190) / 150), dpi=150)
@@ -68,7 +78,8 @@ def render_poses(model, cases) -> bytes:
 
 
 def render_failures(ramps: Mapping[str, object]) -> bytes:
-    """PNG of each case just after its first rupture (the last pose when none broke)."""
+    """PNG of each case just after its first rupture (the last pose when none broke), drawn
+    to scale: near failure the motions are large enough to see without magnification."""
     import tempfile
 
     from segment.views import viz

@@ -11,7 +11,6 @@ from segment.core.model import Segment
 from segment.core.newton import EquilibriumResult
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
-from segment.views.geometry import VertebraGeometry
 from segment.views.render import _check_size, _draw, _new_plotter, has_display
 from segment.views.scene import SceneTemplate, _title
 from segment.views.style import LEGEND
@@ -55,6 +54,8 @@ class Explorer:
         Colour range of the ligament tension [N].
     render : bool
         Render after each update (False: only solve and move the meshes).
+    geometry : str or loaded geometry, optional
+        Display geometry: ``"anatomical"`` (default) or ``"simple"``.
 
     Examples
     --------
@@ -66,7 +67,7 @@ class Explorer:
 
     def __init__(self, model: Segment | None = None, *, off_screen: bool = False,
                  size=(1400, 900), cases=None, tension_range=(0.0, 60.0),
-                 render: bool = True, geometry: VertebraGeometry | None = None):
+                 render: bool = True, geometry=None):
         import segment
 
         self.base_model = segment.c5c6() if model is None else model

@@ -18,7 +18,8 @@ from segment.core.io import _Table, data_dir
 from segment.core.model import Segment
 from segment.views.style import FACET_DEPTH_MM, PILLAR_RADIUS_FRACTION, RING
 
-__all__ = ["GEOMETRY_FILE", "PARTS", "VERTEBRAE", "Part", "VertebraGeometry", "load_geometry"]
+__all__ = ["GEOMETRY_FILE", "PARTS", "VERTEBRAE", "Part", "VertebraGeometry", "load_geometry",
+           "surface_distance"]
 
 GEOMETRY_FILE = "vertebra_geometry.csv"
 VERTEBRAE = ("C5", "C6")
@@ -58,10 +59,30 @@ class Part:
 
 @dataclass(frozen=True, eq=False)
 class VertebraGeometry:
-    """The display geometry of both vertebrae (read by :func:`load_geometry`)."""
+    """The simple display geometry of both vertebrae (read by :func:`load_geometry`): tapered
+    elliptic tubes, and articular pillars lofted between the contact model's facet faces.
+
+    ``geometry="simple"`` in the views; the default is the anatomical geometry
+    (:mod:`segment.views.anatomy`). Both have the same interface: :attr:`name`,
+    :attr:`part_names`, :meth:`surface` and :meth:`endplate`.
+    """
 
     parts: tuple[Part, ...]
     path: Path
+    name = "simple"
+    part_names = (*PARTS, "articular_pillar")
+    """Names of the ``part`` indices of :meth:`surface` (cell array ``part`` of the meshes)."""
+
+    def surface(self, model: Segment, vertebra: str) -> _Surface:
+        """The bone of ``vertebra`` in its own frame [mm] (see :func:`_vertebra_surface`)."""
+        return _vertebra_surface(self, model, vertebra)
+
+    def endplate(self, vertebra: str, which: str) -> np.ndarray:
+        """Rim (RING, 3) of the ``"superior"`` or ``"inferior"`` endplate [mm, own frame]:
+        where the drawn disc meets the body."""
+        b = self.body(vertebra)
+        rings = _tube_rings(b.start, b.end, *b.semi_axes_start, *b.semi_axes_end, RING)
+        return rings[-1] if which == "superior" else rings[0]
 
     def of(self, vertebra: str) -> tuple[Part, ...]:
         """The parts of ``"C5"`` or ``"C6"``."""
@@ -163,6 +184,58 @@ def _loft_faces(m: int, n: int) -> np.ndarray:
     return _LOFT_FACES[key]
 
 
+def _ring_faces(m: int, n: int) -> np.ndarray:
+    """Triangle connectivity of a closed loop of m rings of n points (a torus, no caps)."""
+    j = np.arange(n)
+    k = (j + 1) % n
+    tris = []
+    for i in range(m):
+        i1 = (i + 1) % m
+        a, b, a1, b1 = i * n + j, i1 * n + j, i * n + k, i1 * n + k
+        tris += [np.column_stack([a, a1, b1]), np.column_stack([a, b1, b])]
+    return np.vstack(tris).astype(np.int64)
+
+
+def _superellipse(center, e1, e2, a, b, exponent, n) -> np.ndarray:
+    """Ring (n, 3) of a superellipse |u/a|^p + |v/b|^p = 1 (p = ``exponent``; 2: an ellipse,
+    larger: a rounder rectangle) with u along e1 and v along e2 [mm]; the points at angles
+    0, 90, 180, 270 deg (n divisible by 4) are the extreme points +a e1, +b e2, -a e1, -b e2."""
+    c, s = _cos_sin(n)
+    f = 2.0 / exponent
+    u = np.sign(c) * np.abs(c) ** f
+    v = np.sign(s) * np.abs(s) ** f
+    return np.asarray(center, float) + np.outer(a * u, e1) + np.outer(b * v, e2)
+
+
+def _sweep_rings(path, half_a, half_b, n, *, up=(0.0, 0.0, 1.0), exponent=2.0,
+                 closed=False) -> np.ndarray:
+    """Rings (m, n, 3) swept along ``path`` (m, 3): superellipse sections across the path
+    with semi-axis ``half_a`` [mm] along ``up`` (made perpendicular to the path) and
+    ``half_b`` along tangent x that direction; the semi-axes may vary along the path (m,).
+
+    A path and its mirror image in the sagittal plane (y -> -y) give mirror-image rings with
+    the same orientation (outward normals on both sides)."""
+    path = np.asarray(path, dtype=float)
+    m = len(path)
+    half_a = np.broadcast_to(np.asarray(half_a, float), (m,))
+    half_b = np.broadcast_to(np.asarray(half_b, float), (m,))
+    if closed:
+        tangent = np.roll(path, -1, axis=0) - np.roll(path, 1, axis=0)
+    else:
+        tangent = np.gradient(path, axis=0)
+    up = np.asarray(up, dtype=float)
+    rings = []
+    for i in range(m):
+        t = tangent[i] / np.linalg.norm(tangent[i])
+        ea = up - (up @ t) * t
+        if np.linalg.norm(ea) < 1e-6:
+            ea = np.array([1.0, 0.0, 0.0]) - t[0] * t
+        ea /= np.linalg.norm(ea)
+        eb = np.cross(t, ea)
+        rings.append(_superellipse(path[i], ea, eb, half_a[i], half_b[i], exponent, n))
+    return np.array(rings)
+
+
 def _loft_points(rings: np.ndarray) -> np.ndarray:
     """Points of :func:`_loft_faces` for rings (m, n, 3)."""
     m, n, _ = rings.shape
@@ -228,6 +301,59 @@ class _Surface:
         m, n, _ = rings.shape
         tris = _loft_faces(m, n)
         return _Surface(_loft_points(rings), tris, np.zeros(len(tris), dtype=int))
+
+    @staticmethod
+    def torus(rings) -> _Surface:
+        """A closed loop of rings (m, n, 3), e.g. a bony ring around a foramen."""
+        m, n, _ = rings.shape
+        tris = _ring_faces(m, n)
+        return _Surface(rings.reshape(m * n, 3).copy(), tris, np.zeros(len(tris), dtype=int))
+
+    def of_part(self, part_id: int) -> _Surface:
+        """The triangles of one part (all points kept)."""
+        keep = self.part == part_id
+        return _Surface(self.points, self.tris[keep], self.part[keep])
+
+def surface_distance(points, surface: _Surface) -> np.ndarray:
+    """Distance [mm] from each point (k, 3) to the nearest triangle of ``surface`` (exact
+    point-triangle distance, Ericson's closest-point regions; numpy, no pyvista)."""
+    pts = np.atleast_2d(np.asarray(points, dtype=float))
+    a = surface.points[surface.tris[:, 0]]
+    b = surface.points[surface.tris[:, 1]]
+    c = surface.points[surface.tris[:, 2]]
+    return np.array([np.sqrt(np.min(np.sum((_closest_on_triangles(p, a, b, c) - p) ** 2,
+                                           axis=1))) for p in pts])
+
+
+def _closest_on_triangles(p, a, b, c) -> np.ndarray:
+    """Closest point of each triangle (a[i], b[i], c[i]) to the point p (t, 3)."""
+    ab, ac, ap = b - a, c - a, p - a
+    d1, d2 = np.einsum("ij,ij->i", ab, ap), np.einsum("ij,ij->i", ac, ap)
+    bp = p - b
+    d3, d4 = np.einsum("ij,ij->i", ab, bp), np.einsum("ij,ij->i", ac, bp)
+    cp = p - c
+    d5, d6 = np.einsum("ij,ij->i", ab, cp), np.einsum("ij,ij->i", ac, cp)
+    va, vb, vc = d3 * d6 - d5 * d4, d5 * d2 - d1 * d6, d1 * d4 - d3 * d2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denom = va + vb + vc
+        v_in, w_in = vb / denom, vc / denom
+        out = a + ab * v_in[:, None] + ac * w_in[:, None]           # inside the face
+        t_ab = d1 / (d1 - d3)
+        t_ac = d2 / (d2 - d6)
+        t_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+    # Ericson's regions in reverse order of precedence (vertex A wins, then B, edge AB, C,
+    # edge AC, edge BC); the face is the default
+    edge_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
+    out = np.where(edge_bc[:, None], b + (c - b) * t_bc[:, None], out)
+    edge_ac = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
+    out = np.where(edge_ac[:, None], a + ac * t_ac[:, None], out)
+    out = np.where(((d6 >= 0) & (d5 <= d6))[:, None], c, out)
+    edge_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
+    out = np.where(edge_ab[:, None], a + ab * t_ab[:, None], out)
+    out = np.where(((d3 >= 0) & (d4 <= d3))[:, None], b, out)
+    out = np.where(((d1 <= 0) & (d2 <= 0))[:, None], a, out)
+    return out
+
 
 def _mirror_y(a) -> np.ndarray:
     return np.asarray(a) * [1.0, -1.0, 1.0]

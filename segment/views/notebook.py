@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from segment._extras import require
 from segment.core.model import Segment
+from segment.views.anatomy import GEOMETRIES
 from segment.views.session import CONTROLS, ExplorerSession
 from segment.views.web import ASSETS
 
@@ -50,13 +51,14 @@ class ExplorerWidget(widgets.VBox):
         Initial camera: ``lateral`` (default), ``posterior``, ``oblique``, ``anterior`` or
         ``superior``.
     **session_options
-        ``cases``, ``geometry``, ``magnify``, ``tension_range`` of :class:`ExplorerSession`.
+        ``cases``, ``geometry`` (``"anatomical"``, the default, or ``"simple"``; the menu
+        switches), ``magnify``, ``tension_range`` of :class:`ExplorerSession`.
 
     Attributes
     ----------
     session : ExplorerSession
     sliders : dict of str to ipywidgets.FloatSlider
-    case, model : ipywidgets.Dropdown
+    case, model, geometry : ipywidgets.Dropdown
     view : ExplorerView
     """
 
@@ -77,12 +79,17 @@ class ExplorerWidget(widgets.VBox):
                                      layout=layout)
         self.model = widgets.Dropdown(options=list(s.models), value=s.model_name,
                                       description="model", style=style, layout=layout)
+        self.geometry = widgets.Dropdown(options=list(GEOMETRIES), value=s.geometry_name,
+                                         description="bones (display only)", style=style,
+                                         layout=layout)
         self.view = ExplorerView(scene=s.scene(), frame=s.frame(), view=view)
         for name, w in self.sliders.items():
             w.observe(lambda ch, n=name: self._changed(n, ch["new"]), names="value")
         self.case.observe(lambda ch: self._changed("case", ch["new"]), names="value")
         self.model.observe(lambda ch: self._changed("model", ch["new"]), names="value")
-        controls = widgets.VBox([self.model, self.case, *self.sliders.values()])
+        self.geometry.observe(lambda ch: self._changed("geometry", ch["new"]), names="value")
+        controls = widgets.VBox([self.model, self.case, self.geometry,
+                                 *self.sliders.values()])
         super().__init__([controls, self.view])
 
     def _changed(self, name: str, value) -> None:
@@ -102,6 +109,7 @@ class ExplorerWidget(widgets.VBox):
                 w.value = s.values[name]
             self.case.value = s.case
             self.model.value = s.model_name
+            self.geometry.value = s.geometry_name
         finally:
             self._syncing = False
         if s.scene_key != key:

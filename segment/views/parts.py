@@ -14,8 +14,8 @@ import numpy as np
 from segment.core.model import Segment, SegmentState
 from segment.core.newton import EquilibriumResult
 from segment.elements.disc import DOF_NAMES
+from segment.views.anatomy import resolve_geometry
 from segment.views.geometry import (
-    VertebraGeometry,
     _ellipse,
     _facet_rings,
     _facet_surface,
@@ -24,8 +24,6 @@ from segment.views.geometry import (
     _moved,
     _section_frame,
     _tube_rings,
-    _vertebra_surface,
-    load_geometry,
 )
 from segment.views.style import (
     ARROW_HEAD_MM,
@@ -36,7 +34,6 @@ from segment.views.style import (
     HALO_RADIUS_FRACTION,
     LIGAMENT_SLACK_MM,
     LIGAMENT_TAUT_MM,
-    RING,
     RUPTURED_STUB,
     TUBE_RING,
 )
@@ -51,23 +48,21 @@ class SceneParts:
     ----------
     model : Segment
         Supplies the reference pose, the facet discs and the ligaments drawn.
-    geometry : VertebraGeometry, optional
-        Display geometry (default: :func:`load_geometry`).
+    geometry : str or loaded geometry, optional
+        Display geometry: ``"anatomical"`` (default, :mod:`segment.views.anatomy`),
+        ``"simple"`` (:func:`segment.views.geometry.load_geometry`), or a loaded one.
     """
 
-    def __init__(self, model: Segment, *, geometry: VertebraGeometry | None = None):
+    def __init__(self, model: Segment, *, geometry=None):
         self.model = model
-        self.geometry = load_geometry() if geometry is None else geometry
-        self._c6 = _vertebra_surface(self.geometry, model, "C6")
-        self._c5 = _vertebra_surface(self.geometry, model, "C5")
+        self.geometry = resolve_geometry(geometry)
+        self._c6 = self.geometry.surface(model, "C6")
+        self._c5 = self.geometry.surface(model, "C5")
         self._fac6 = _facet_surface(model, "c6")
         self._fac5 = _facet_surface(model, "c5")
-        b6, b5 = self.geometry.body("C6"), self.geometry.body("C5")
         # C6 superior endplate (C6 frame) and C5 inferior endplate (C5 frame)
-        self._end6 = _tube_rings(b6.start, b6.end, *b6.semi_axes_start, *b6.semi_axes_end,
-                                 RING)[-1]
-        self._end5 = _tube_rings(b5.start, b5.end, *b5.semi_axes_start, *b5.semi_axes_end,
-                                 RING)[0]
+        self._end6 = self.geometry.endplate("C6", "superior")
+        self._end5 = self.geometry.endplate("C5", "inferior")
         self._lig_faces = _loft_faces(2, TUBE_RING)
         self._arrow_faces = _loft_faces(4, TUBE_RING)
         self.ligament_names = tuple(model.strip_names)
@@ -242,6 +237,7 @@ def _title(result: EquilibriumResult, *, short: bool = False) -> str:
     flag = "" if result.converged else "  [NOT CONVERGED]"
     if result.converged and not result.intact:   # dislocated facet, ligament past eps_max
         flag = "  [BEYOND LIMITS]"
-    if short:
+    if short:   # grid panels: the flag on its own line, so that titles do not overlap
+        flag = f"\n{flag.strip()}" if flag else ""
         return f"{load.name}: {DOF_NAMES[i]} = {value:+.2f} {unit} {origin}{flag}"
     return f"{load.name} ({load_text}): {DOF_NAMES[i]} = {value:+.2f} {unit} {origin}{flag}"

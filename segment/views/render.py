@@ -19,7 +19,7 @@ import numpy as np
 
 from segment._extras import require
 from segment.core.newton import EquilibriumResult
-from segment.views.geometry import VertebraGeometry
+from segment.views.anatomy import resolve_geometry
 from segment.views.parts import check_magnify, magnify_text
 from segment.views.scene import Scene, SceneTemplate, _title, build_scene
 from segment.views.style import (
@@ -138,13 +138,18 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     """Add the meshes of ``scene`` to the active renderer of ``plotter``."""
     m = scene.meshes
     font = 9 if compact else 12
-    plotter.add_mesh(m["c6"], color=BONE_C6, smooth_shading=False, specular=0.2, name="c6")
-    plotter.add_mesh(m["c5"], color=BONE_C5, smooth_shading=False, specular=0.2, name="c5")
-    plotter.add_mesh(m["c5_reference"], color=GHOST, opacity=0.18, name="c5_reference",
-                     smooth_shading=False)
+    bones = [plotter.add_mesh(m["c6"], color=BONE_C6, smooth_shading=False, specular=0.2,
+                              name="c6"),
+             plotter.add_mesh(m["c5"], color=BONE_C5, smooth_shading=False, specular=0.2,
+                              name="c5"),
+             plotter.add_mesh(m["c5_reference"], color=GHOST, opacity=0.18,
+                              name="c5_reference", smooth_shading=False)]
     if scene.magnify > 1.0:   # next to the true pose, never instead of it
-        plotter.add_mesh(m["c5_magnified"], color=MAGNIFIED_COLOR, opacity=MAGNIFIED_OPACITY,
-                         smooth_shading=False, name="c5_magnified")
+        bones.append(plotter.add_mesh(m["c5_magnified"], color=MAGNIFIED_COLOR,
+                                      opacity=MAGNIFIED_OPACITY, smooth_shading=False,
+                                      name="c5_magnified"))
+    for actor in bones:       # shaded with the meshes' own point normals (kept up to date)
+        actor.prop.interpolation = "phong"
     if scene.magnify > 1.0 and not compact:      # grid panels say it in their titles
         plotter.add_point_labels(
             scene.magnify_label_point[None, :], [f"C5 x{scene.magnify:g}"],
@@ -200,7 +205,7 @@ def _check_size(size) -> tuple[int, int]:
 
 
 def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", clim=None,
-         geometry: VertebraGeometry | None = None, off_screen: bool | None = None,
+         geometry=None, off_screen: bool | None = None,
          plotter: pv.Plotter | None = None, magnify: float = 1.0) -> pv.Plotter:
     """A plotter with the posed scene drawn, not yet shown.
 
@@ -219,7 +224,7 @@ def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", cl
 
 
 def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
-           view: str = "auto", clim=None, geometry: VertebraGeometry | None = None,
+           view: str = "auto", clim=None, geometry=None,
            magnify: float = 1.0) -> Path:
     """Render one pose off-screen to a PNG.
 
@@ -236,7 +241,11 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
         ``lateral`` (from the left), ``posterior``, ``anterior`` or ``superior``.
     clim : (float, float), optional
         Tension colour range [N] (default: 0 to the largest tension, rounded up to 5 N).
-    geometry : VertebraGeometry, optional
+    geometry : str or loaded geometry, optional
+        Display geometry of the bones: ``"anatomical"`` (default: body, uncinate processes,
+        pedicles, articular pillars carrying the facets, laminae, bifid spinous process,
+        transverse processes; :mod:`segment.views.anatomy`) or ``"simple"`` (tapered tubes,
+        ``data/vertebra_geometry.csv``). Display only: the mechanics never read it.
     magnify : float
         >= 1. Above 1, C5 is drawn a second time, orange and labelled ``C5 xK``, with its
         displacement from the unloaded equilibrium magnified K times, next to the true pose
@@ -258,7 +267,7 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
 
 
 def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "auto",
-                geometry: VertebraGeometry | None = None, scalar_bar: bool = True,
+                geometry=None, scalar_bar: bool = True,
                 axes: bool = True, magnify: float = 1.0) -> Path:
     """Render up to nine poses in a 3 x 3 grid (row by row) to one PNG.
 
@@ -267,10 +276,11 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
     :func:`render`). ``scalar_bar`` and ``axes`` draw the colour bar and the orientation axes in
     the first panel; a caller that draws one shared colour bar and its own orientation keys
     (the validation report) turns them off. ``magnify`` > 1 adds the magnified C5 to every
-    panel (as in :func:`render`).
+    panel (as in :func:`render`); ``geometry`` as in :func:`render`.
     """
     results = list(results)
     magnify = check_magnify(magnify)
+    geometry = resolve_geometry(geometry)        # loaded once for all panels
     if not 1 <= len(results) <= 9:
         raise ValueError(f"render_grid takes 1 to 9 results, got {len(results)}")
     size = _check_size(size)
@@ -302,13 +312,13 @@ def _image_path(path: str | Path) -> Path:
 
 
 def export(result: EquilibriumResult, path: str | Path, *,
-           geometry: VertebraGeometry | None = None) -> Path:
+           geometry=None) -> Path:
     """Write the posed scene for other tools; the suffix chooses the format.
 
     ``.gltf``: glTF 2.0 via VTK's exporter (colours, no scalar bar), C6 axes, mm. (VTK writes
     no binary ``.glb``; any glTF tool converts the ``.gltf``.)
     ``.vtm``: a VTK multiblock (one ``.vtp`` per mesh in a folder beside it) with the point
-    arrays ``tension_N`` and ``force_N`` kept for ParaView.
+    arrays ``tension_N`` and ``force_N`` kept for ParaView. ``geometry`` as in :func:`render`.
     """
     path = Path(path)
     suffix = path.suffix.lower()

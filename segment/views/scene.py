@@ -3,12 +3,16 @@
 What is drawn, and from where:
 
 =================  ============================================================================
-C6, C5             simplified vertebrae: body, pedicles, transverse processes, laminae, spinous
-                   process from ``data/vertebra_geometry.csv`` (display dimensions, not used by
-                   the mechanics); articular pillars lofted between each vertebra's inferior and
-                   superior facet faces of the contact model (``data/facets.csv``). C5 is placed
-                   at the solved pose: a C5-frame point ``a`` is drawn at ``p + R a``.
-C5 reference       the same C5 at q = 0 (the reference pose of Table 1), translucent ghost.
+C6, C5             display geometry, not used by the mechanics. ``"anatomical"`` (default,
+                   :mod:`segment.views.anatomy`, ``data/vertebra_anatomy.csv``): body with
+                   concave endplates and uncinate processes, pedicles, articular pillars,
+                   laminae, bifid spinous process, transverse processes around the foramen
+                   transversarium, from published cervical dimensions. ``"simple"``
+                   (``data/vertebra_geometry.csv``): tapered tubes. Both build the articular
+                   pillars between each vertebra's inferior and superior facet faces of the
+                   contact model (``data/facets.csv``). C5 is placed at the solved pose: a
+                   C5-frame point ``a`` is drawn at ``p + R a``.
+C5 reference       the same C5 at the unloaded equilibrium, translucent ghost.
 facet cylinders    the contact model's discs (centre, normal, radius) drawn as cylinders whose
                    end face is the contact face; the solid lies behind the face.
 disc               translucent body lofted between the C6 superior and C5 inferior endplates.
@@ -37,7 +41,6 @@ from segment.core.model import SegmentState
 from segment.core.newton import EquilibriumResult
 from segment.elements.kinematics import pose
 from segment.views.geometry import (
-    VertebraGeometry,
     _loft_faces,
     _moved,
     _normals,
@@ -127,8 +130,8 @@ class SceneTemplate(SceneParts):
     ----------
     model : Segment
         Supplies the reference pose, the facet discs and the ligaments drawn.
-    geometry : VertebraGeometry, optional
-        Display geometry (default: :func:`load_geometry`).
+    geometry : str or loaded geometry, optional
+        Display geometry: ``"anatomical"`` (default) or ``"simple"``, or a loaded one.
     """
 
     def build(self, state: SegmentState, *, title: str = "", magnify: float = 1.0) -> Scene:
@@ -242,15 +245,15 @@ def _set_points(mesh: pv.PolyData, points, tris, *, R=None, normals_local=None):
 
 
 
-def build_scene(result: EquilibriumResult, *, geometry: VertebraGeometry | None = None,
+def build_scene(result: EquilibriumResult, *, geometry=None,
                 template: SceneTemplate | None = None, magnify: float = 1.0) -> Scene:
     """Meshes of C6, C5 at ``result.q`` and the element forces of ``result.state``.
 
     Parameters
     ----------
     result : EquilibriumResult
-    geometry : VertebraGeometry, optional
-        Display geometry (default: the packaged table).
+    geometry : str or loaded geometry, optional
+        ``"anatomical"`` (default) or ``"simple"``, or a loaded geometry.
     template : SceneTemplate, optional
         Reuse a template built for ``result.model`` (faster for many results).
     magnify : float

@@ -6,8 +6,8 @@ equilibrium on every change (warm-started from the previous equilibrium; when th
 solved again as :func:`segment.solve` solves it from scratch) and describes what to draw as
 plain JSON-ready dictionaries:
 
-* :meth:`ExplorerSession.scene` once per model variant: the bone and facet surfaces in each
-  vertebra's frame (points [mm], triangles) and the disc's triangles;
+* :meth:`ExplorerSession.scene` once per model variant and display geometry: the bone and
+  facet surfaces in each vertebra's frame (points [mm], triangles) and the disc's triangles;
 * :meth:`ExplorerSession.frame` after every change: C5's pose, the ghost's (the unloaded
   equilibrium) and the magnified pose, the
   ligament end points and tensions, the facet forces, the disc's points, the title and the
@@ -35,7 +35,8 @@ from segment.elements.kinematics import pose
 from segment.elements.ligament import TrilinearCurve
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
-from segment.views.geometry import VertebraGeometry, _loft_faces
+from segment.views.anatomy import GEOMETRIES, resolve_geometry
+from segment.views.geometry import _loft_faces
 from segment.views.parts import SceneParts, _title, check_magnify, displacement, magnify_text
 from segment.views.style import (
     ARROW_MAX_MM,
@@ -119,8 +120,11 @@ class ExplorerSession:
         ``{"model": it}``.
     cases : mapping of str to Load, optional
         Named load cases (default: ``segment.LOAD_CASES``).
-    geometry : VertebraGeometry, optional
-        Display geometry (default: the packaged table).
+    geometry : str or loaded geometry, optional
+        Display geometry shown first: ``"anatomical"`` (default) or ``"simple"``, or a loaded
+        one (:func:`segment.views.anatomy.load_anatomy`,
+        :func:`segment.views.geometry.load_geometry`), which then replaces the packaged
+        geometry of its kind. The ``geometry`` control switches between the two.
     magnify : float
         Initial magnification (>= 1).
     tension_range : (float, float)
@@ -128,7 +132,7 @@ class ExplorerSession:
     """
 
     def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *, cases=None,
-                 geometry: VertebraGeometry | None = None, magnify: float = 1.0,
+                 geometry=None, magnify: float = 1.0,
                  tension_range: tuple[float, float] = (0.0, 60.0)):
         import segment
 
@@ -141,7 +145,9 @@ class ExplorerSession:
             raise ValueError("models must be a Segment or a non-empty mapping of names to "
                              f"Segments, got {models!r}")
         self.cases = dict(segment.LOAD_CASES if cases is None else cases)
-        self.geometry = geometry
+        chosen = resolve_geometry(geometry)
+        self.geometries = {chosen.name: chosen}     # the others are loaded when chosen
+        self.geometry_name = chosen.name
         self.tension_range = tuple(float(v) for v in tension_range)
         self.values = {c.name: c.default for c in CONTROLS}
         self.values["magnify"] = check_magnify(magnify)
@@ -188,14 +194,16 @@ class ExplorerSession:
         """The controls' description for a front end (JSON-ready)."""
         return {"sliders": [dataclasses.asdict(c) for c in CONTROLS],
                 "cases": ["unloaded", *self.cases], "models": list(self.models),
-                "values": dict(self.values), "model": self.model_name, "case": self.case}
+                "geometries": list(GEOMETRIES), "values": dict(self.values),
+                "model": self.model_name, "case": self.case, "geometry": self.geometry_name}
 
     def update(self, **changes) -> EquilibriumResult:
         """Change controls and re-solve.
 
         Keywords: any slider name of :data:`CONTROLS` (``Fx_N`` ... ``Mz_Nm`` [N, N m],
         ``disc_scale``, ``ligament_scale``, ``magnify``), ``case`` (a load case name or
-        ``"unloaded"``: sets the six load sliders) and ``model`` (a name of ``models``).
+        ``"unloaded"``: sets the six load sliders), ``model`` (a name of ``models``) and
+        ``geometry`` (``"anatomical"`` or ``"simple"``: display only, nothing is solved).
         Setting a load slider makes the case ``"custom"``. Returns the new result; a
         failed solve is kept and reported (the table says NOT CONVERGED).
         """
@@ -208,6 +216,13 @@ class ExplorerSession:
                     raise ValueError(f"unknown model {value!r}; known: "
                                      f"{', '.join(self.models)}")
                 self.model_name = value
+            elif name == "geometry":
+                if value not in GEOMETRIES:
+                    raise ValueError(f"unknown geometry {value!r}; known: "
+                                     f"{', '.join(GEOMETRIES)}")
+                if value not in self.geometries:
+                    self.geometries[value] = resolve_geometry(value)
+                self.geometry_name = value
             elif name in _BY_NAME:
                 c = _BY_NAME[name]
                 try:
@@ -224,9 +239,9 @@ class ExplorerSession:
                     self.case = "custom"
                 self.values[name] = v
             else:
-                known = ", ".join([*_BY_NAME, "case", "model"])
+                known = ", ".join([*_BY_NAME, "case", "model", "geometry"])
                 raise ValueError(f"unknown control {name!r}; known: {known}")
-        if set(changes) - {"magnify"}:
+        if set(changes) - {"magnify", "geometry"}:      # display only: nothing to solve
             self._solve()
         self.seq += 1
         self.timings_ms.append(1000.0 * (time.perf_counter() - t0))
@@ -257,16 +272,22 @@ class ExplorerSession:
         self.model, self.result = model, result
 
     # ------------------------------------------------------------------ what to draw
+    @property
+    def geometry(self):
+        """The display geometry drawn now."""
+        return self.geometries[self.geometry_name]
+
     def parts(self) -> SceneParts:
-        """The numpy scene pieces of the current model variant's base model."""
-        if self.model_name not in self._parts:
-            self._parts[self.model_name] = SceneParts(self.models[self.model_name],
-                                                      geometry=self.geometry)
-        return self._parts[self.model_name]
+        """The numpy scene pieces of the current model variant's base model and geometry."""
+        key = (self.model_name, self.geometry_name)
+        if key not in self._parts:
+            self._parts[key] = SceneParts(self.models[self.model_name], geometry=self.geometry)
+        return self._parts[key]
 
     @property
     def scene_key(self) -> str:
-        return self.model_name
+        """Names the static meshes: a new key means the front end needs a new scene."""
+        return f"{self.model_name}/{self.geometry_name}"
 
     def scene(self) -> dict:
         """Static meshes of the current model variant (JSON-ready, mm, vertebra frames)."""
@@ -278,6 +299,7 @@ class ExplorerSession:
 
         return {
             "key": self.scene_key,
+            "geometry": self.geometry_name,
             "c6": surface(parts._c6), "c5": surface(parts._c5),
             "facets_c6": surface(parts._fac6), "facets_c5": surface(parts._fac5),
             "disc_tris": _loft_faces(7, RING).astype(int).ravel().tolist(),
@@ -327,6 +349,7 @@ class ExplorerSession:
             "values": dict(self.values),
             "case": self.case,
             "model": self.model_name,
+            "geometry": self.geometry_name,
         }
 
     def displacement_si(self) -> dict:

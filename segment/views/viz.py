@@ -4,8 +4,10 @@ This module is the one import path for all of them (``segment.viz`` is the same 
 code lives in one module per concept:
 
 * :mod:`segment.views.style`: glyph sizes [mm], colours and cameras;
-* :mod:`segment.views.geometry`: the display geometry table and the bone and facet surfaces
-  (numpy only, in each vertebra's frame);
+* :mod:`segment.views.geometry`: the simple display geometry table, mesh primitives and the
+  facet surfaces (numpy only, in each vertebra's frame);
+* :mod:`segment.views.anatomy`: the anatomical display geometry (the default) from published
+  cervical dimensions, ``data/vertebra_anatomy.csv`` (numpy only);
 * :mod:`segment.views.scene`: the pyvista meshes of one pose (:class:`Scene`,
   :class:`SceneTemplate`, :func:`build_scene`), updated in place for live views;
 * :mod:`segment.views.render`: :func:`plot`, :func:`render`, :func:`render_grid`,
@@ -19,6 +21,14 @@ names the extra (``pip install "c5c6-segment[viz]"``).
 from __future__ import annotations
 
 from segment.core.io import data_dir
+from segment.views.anatomy import (
+    ANATOMICAL_PARTS,
+    ANATOMY_FILE,
+    GEOMETRIES,
+    AnatomicalGeometry,
+    load_anatomy,
+    resolve_geometry,
+)
 from segment.views.desktop import CASE_KEYS, RESET_KEY, SLIDERS, Explorer, explore
 from segment.views.geometry import (
     GEOMETRY_FILE,
@@ -53,7 +63,11 @@ from segment.views.style import *  # noqa: F403  (every glyph size, colour and v
 from segment.views.style import ARROW_MM_PER_N
 
 __all__ = [
+    "ANATOMICAL_PARTS",
+    "ANATOMY_FILE",
     "ARROW_MM_PER_N",
+    "GEOMETRIES",
+    "AnatomicalGeometry",
     "Explorer",
     "Part",
     "Scene",
@@ -62,10 +76,12 @@ __all__ = [
     "build_scene",
     "explore",
     "export",
+    "load_anatomy",
     "load_geometry",
     "plot",
     "render",
     "render_grid",
+    "resolve_geometry",
     "screen_axes",
     "tension_range",
 ]

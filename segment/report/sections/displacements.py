@@ -7,7 +7,7 @@ import pandas as pd
 
 from segment.report.document import NOT_AVAILABLE
 from segment.report.figures import available_series, fig_coupled, fig_main
-from segment.report.renders import render_poses
+from segment.report.renders import POSES_MAGNIFY, render_poses
 from segment.studies.reference import DISPLACEMENT_COLUMNS
 
 KEY = "displacements"
@@ -27,11 +27,16 @@ def write(rep, s) -> None:
                "Main and coupled displacements (paper's Fig. 10/12 layout)")
     s.say("rendering the nine poses in 3-D")
     rep.image("poses_3d", render_poses(s.model, s.cases),
-              "The nine equilibria of the intact model (C6 fixed; translucent: C5 at the "
-              "unloaded equilibrium; ligaments coloured by tension, slack ones grey; red "
-              "arrows: facet forces on C5). Sagittal cases seen from the left, LS, LB and AR "
-              "from behind. Panel titles give the main displacement from the unloaded "
-              "equilibrium (the pose drawn translucent), as the tables do.")
+              "The nine equilibria of the intact model (C6 fixed; ligaments coloured by "
+              "tension, slack ones grey; red arrows: facet forces on C5). C5 is drawn at its "
+              "true pose; translucent blue: C5 at the unloaded equilibrium; orange: C5 with "
+              f"its displacement from the unloaded equilibrium magnified {POSES_MAGNIFY}×, "
+              "display only (at the nominal loads the motions are 2–3° and 0.1–0.4 mm, too "
+              "small to see), next to the true pose, never instead of it. Panel titles and "
+              "the tables give the true main displacement from the unloaded equilibrium. "
+              "Sagittal cases seen from the left, LS, LB and AR from behind. The vertebrae "
+              "are display geometry from published cervical dimensions; the mechanics never "
+              "use it.")
     shown = s.disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations", "intact"]]
     rep.table("displacements", s.disp, shown)
     beyond = s.disp[~s.disp["intact"]]

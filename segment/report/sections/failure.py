@@ -148,6 +148,7 @@ def write(rep, s) -> None:
                  "failure (n = 5, levels pooled: a corridor, not a C5–C6 value).")
         rep.table("failure_vs_voo1998", comparison)
     rep.image("failure_3d", render_failures(ramps),
-              "Each case just after its first rupture: ruptured strips as black torn stubs, "
-              "dislocated facets as a red disc")
+              "Each case just after its first rupture, drawn to scale (not magnified: the "
+              "motions near failure are large enough to see): ruptured strips as black torn "
+              "stubs, dislocated facets as a red disc")
     s.extra["failure_loads"] = fail

@@ -178,7 +178,7 @@ export async function render({ model, el }) {
     const box = gc6.boundingBox.clone();
     box.max.z += 25;
     box.getCenter(state.focal);
-    state.dist = 1.25 * box.getSize(new THREE.Vector3()).length();
+    state.dist = 1.4 * box.getSize(new THREE.Vector3()).length();
     state.built = sc.key;
   }
 
@@ -289,6 +289,10 @@ export async function render({ model, el }) {
   const view = {
     c5Pose: () => state.frame && state.frame.c5,
     c5Matrix: () => state.c5.matrix.toArray(),
+    // what is drawn: vertex and triangle counts of the bones, and the scene's key
+    meshInfo: () => ({ key: state.built,
+      c6: [state.c6.geometry.attributes.position.count, state.c6.geometry.index.count / 3],
+      c5: [state.c5.geometry.attributes.position.count, state.c5.geometry.index.count / 3] }),
     setView,
   };
   (globalThis.__segmentExplorer ||= { frames: {} }).view = view;
