@@ -275,9 +275,10 @@ def _ramp_kernel(glob, lig0, fac, f, to_scale, steps, q0, alive0, tol, max_itera
             # locate e(s*) = 1 on (s_prev, trial] (Illinois regula falsi)
             lo, e_lo, q_lo = s_prev, e_prev, q.copy()
             hi, e_hi, q_hi = trial, e, q_new
+            e_at_hi = e               # e_hi itself is scaled down by the Illinois rule
             side = 0
             for _ in range(MAX_LOCATE):
-                if e_hi - 1.0 <= RUPTURE_TOL or hi - lo <= 1e-14 * max(1.0, hi):
+                if e_at_hi - 1.0 <= RUPTURE_TOL or hi - lo <= 1e-14 * max(1.0, hi):
                     break
                 sm = lo + (1.0 - e_lo) * (hi - lo) / (e_hi - e_lo)
                 if not (lo < sm < hi):
@@ -292,6 +293,7 @@ def _ramp_kernel(glob, lig0, fac, f, to_scale, steps, q0, alive0, tol, max_itera
                 em = _event(qm, q_unl, glob, lig, alive, lim_dof, lim_bound)
                 if em >= 1.0:
                     hi, e_hi, q_hi = sm, em, qm
+                    e_at_hi = em
                     if side == 1:
                         e_lo = 1.0 - 0.5 * (1.0 - e_lo)
                     side = 1
