@@ -66,6 +66,9 @@ def failure_tables(ramps: Mapping[str, object], cases: Mapping[str, Load]):
             "displacement_unit": disp_unit,
             "ultimate_scale": r.ultimate_scale,
             "ultimate_load": nominal * r.ultimate_scale,
+            "ultimate": (f"{nominal * r.ultimate_scale:.3g}" if np.isfinite(r.ultimate_scale)
+                         else "not predicted (validity limit first)" if lim is not None
+                         else f"not reached below {RAMP_TO_SCALE:g}x"),
             "limit_scale": np.nan if lim is None else lim.scale,
             "limit_load": np.nan if lim is None else nominal * lim.scale,
             "limit": NOT_AVAILABLE if lim is None else lim.description,
@@ -206,21 +209,21 @@ def write(rep, s) -> None:
              f"the other rotations, {limits.bound('x', 1).value:g} mm for the translations) "
              "are **assumed**: no source we could read gives failure displacements of a lower "
              "cervical segment in those directions. "
-             f"Beyond the limit {BEYOND_LIMIT}. The curves, the failure sequence and the "
-             "failure loads below stop there, and the ultimate load is \"not predicted\" for "
-             "a ramp that reached the limit.")
+             f"{BEYOND_LIMIT[0].upper()}{BEYOND_LIMIT[1:]}. The curves, the failure "
+             "sequence and the failure loads below stop there, and the ultimate load is "
+             "\"not predicted\" for a ramp that reached the limit.")
     rep.figure("failure_curves", fig_failure(ramps, s.cases),
                "Load–displacement curves up to the validity limit (main displacement from the "
                "unloaded equilibrium); x: a strip ruptured (the curve jumps at constant load); "
                "dashed: the displacement bound; square: where the curve stops (on a jump "
                "after a rupture: where the jump crosses the bound)")
-    rep.text("Failure loads (first rupture, the validity limit and the ultimate load; NaN for "
-             "the ultimate load: not predicted, the ramp reached the validity limit first, or "
-             f"not reached below {RAMP_TO_SCALE:g}x nominal):")
+    rep.text("Failure loads: first rupture, the validity limit (load and what was reached) and "
+             "the ultimate load, which is a prediction only where no equilibrium was found "
+             "before the validity limit (in these nine ramps it never is):")
     rep.table("failure_loads", fail, fail[["case", "first_rupture_strip", "first_rupture_scale",
                                            "first_rupture_load", "limit_scale", "limit_load",
                                            "load_unit", "limit", "limit_reached_by",
-                                           "ultimate_load", "ruptures"]])
+                                           "ultimate", "ruptures"]])
     rep.text("Sources of the limits reached:")
     rep.table("failure_limit_sources",
               fail[["case", "limit", "limit_source"]].drop_duplicates(subset=["case"]))
