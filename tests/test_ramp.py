@@ -412,3 +412,22 @@ def test_random_ramps_keep_their_rows_events_and_labels_consistent(case, to_scal
         assert (np.asarray(x) * b.direction <= b.value * (1 + LIMIT_RTOL)).all()
     within = r.frame["within_limit"].to_numpy()
     assert within[:-1].all()
+
+
+def test_validity_table_is_packaged_ranged_and_sourced():
+    import warnings
+
+    from segment.core.validity import load_validity_limits
+    from segment.io import PLAUSIBLE, ImplausibleDataWarning
+
+    for col in ("limit_mm", "limit_deg"):
+        r = PLAUSIBLE[("validity_limits.csv", col)]
+        assert r.lower < r.upper and len(r.reason) > 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ImplausibleDataWarning)
+        limits = load_validity_limits()
+    assert len(limits.bounds) == 12
+    assert all("SOURCES.md §" in b.source and "§7" in b.source for b in limits.bounds)
+    flexion = limits.bound("phi_y", 1)
+    assert flexion.value == 15.4 and not flexion.assumed and flexion.source.startswith("Voo")
+    assert all(b.assumed for b in limits.bounds if b is not flexion)
