@@ -1,12 +1,14 @@
 """Benchmark: the quasi-static load ramp to failure (segment.ramp), 200 steps.
 
 For each of the nine Moroney cases, times ``segment.ramp(model, case, to_scale=S,
-steps=200)`` (median of ``--repeat`` runs; S = 100 by default, beyond the failure load of the
-cases that fail: the ramp stops there with status "no equilibrium"), and, as the baseline
-measured in the same run, the same 200 load levels solved one by one with
-:func:`segment.solve` from the reference pose (history-free: no rupture, the published curves
-continued), up to the last level the ramp carried. Goal (issue 13): FLX to failure in
-<= 20 ms (median; the minimum over the runs is reported too, the machine is shared).
+steps=200)`` (median of ``--repeat`` runs; S = 100 by default) twice: with the validity limit
+of the model (the default: the ramp stops at the limit) and with ``limits=None`` (the whole
+path, past any meaning, to "no equilibrium" or S; its increments are refined where Newton
+fails, issue 20). As the baseline measured in the same run, the same 200 load levels solved
+one by one with :func:`segment.solve` from the reference pose (history-free: no rupture, the
+published curves continued), up to the last level the unlimited ramp carried. Goal (issue
+13): FLX to failure in <= 20 ms (median of the unlimited ramp; the minimum over the runs is
+reported too, the machine is shared).
 
     python benchmarks/bench_ramp.py [--repeat 7] [--to-scale 100] [--out FILE]
 """
@@ -36,13 +38,19 @@ def main() -> None:
     segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=2.0, steps=4)   # compile / load
     cases = {}
     for name, load in segment.LOAD_CASES.items():
-        result = segment.ramp(model, load, to_scale=args.to_scale, steps=STEPS)
+        result = segment.ramp(model, load, to_scale=args.to_scale, steps=STEPS, limits=None)
+        limited = segment.ramp(model, load, to_scale=args.to_scale, steps=STEPS)
+
         def run(load=load):
+            segment.ramp(model, load, to_scale=args.to_scale, steps=STEPS, limits=None)
+
+        def run_limited(load=load):
             segment.ramp(model, load, to_scale=args.to_scale, steps=STEPS)
 
         t_ramp = median_time(run, args.repeat)
         t_ramp_min = min_time(run, args.repeat)
-        last = float(result.frame["scale"][~result.frame["event"].str.startswith(
+        t_limited = median_time(run_limited, args.repeat)
+        last = float(result.frame["scale"][~result.frame["event"].str.contains(
             "no equilibrium")].max())
         levels = args.to_scale * np.arange(1, STEPS + 1) / STEPS
         levels = levels[levels <= last]
@@ -56,6 +64,7 @@ def main() -> None:
         cases[name] = {
             "ramp_ms": 1e3 * t_ramp,
             "ramp_ms_min": 1e3 * t_ramp_min,
+            "ramp_to_validity_limit_ms": 1e3 * t_limited,
             "baseline_solve_each_level_ms": 1e3 * t_base,
             "baseline_levels": len(levels),
             "speedup_vs_baseline": t_base / t_ramp,
@@ -64,6 +73,8 @@ def main() -> None:
             "first_rupture_scale": loads["first_rupture_scale"],
             "ultimate_scale": loads["ultimate_scale"],
             "sequence": loads["sequence"],
+            "validity_limit_scale": limited.failure_loads()["limit_scale"],
+            "validity_limit": limited.failure_loads()["limit_rule"],
         }
     flx = cases["FLX"]
     report = {
@@ -76,6 +87,7 @@ def main() -> None:
         "flx_ramp_ms_min": flx["ramp_ms_min"],
         "flx_meets_goal": flx["ramp_ms"] <= GOAL_MS,
         "max_ramp_ms_over_cases": max(c["ramp_ms"] for c in cases.values()),
+        "flx_ramp_to_validity_limit_ms": flx["ramp_to_validity_limit_ms"],
         "cases": cases,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "platform": platform.platform()},

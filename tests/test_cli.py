@@ -459,6 +459,32 @@ def test_ramp_prints_events_failure_loads_and_final_state(capsys, tmp_path):
     assert list(frame["event"]) == list(direct.frame["event"])
 
 
+def test_ramp_prints_the_validity_limit_and_its_source(capsys, tmp_path):
+    """Issue 20: `segment ramp FLX --to-scale 10000` stops at the validity limit (flexion
+    15.4 deg, Voo et al. 1998), says what lies beyond, and reports no ultimate load there;
+    --no-limit gives the path past it (ultimate 56.6 N m in any step size)."""
+    out_csv = tmp_path / "flx.csv"
+    code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--out", out_csv)
+    assert code == EXIT_OK, err
+    assert ("validity limit: flexion beyond 15.4 deg from the unloaded equilibrium, at scale "
+            "3.562, reached by rupture of CL-left; source: Voo, Pintar, Yoganandan and Liu "
+            "1998 (SOURCES.md §5, §8)") in out
+    assert "carries the load without a failure law: not a prediction" in out
+    assert "ultimate: not predicted (beyond the validity limit); validity limit: scale 3.562 " \
+           "(6.412 N m)" in out
+    frame = pd.read_csv(out_csv, keep_default_na=False)
+    assert {"main_from_unloaded_deg", "within_limit", "x_mm", "phi_y_deg"} <= set(frame.columns)
+    assert frame["main_from_unloaded_deg"][frame["within_limit"]].max() <= 15.4 + 1e-6
+    code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--no-limit", "--json")
+    d = json.loads(out)
+    assert d["validity_limit"] is None and d["validity_limit_applied"] is False
+    assert round(d["failure_loads"]["ultimate_Nm"], 1) == 56.6
+    code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10", "--json")
+    d = json.loads(out)
+    assert d["validity_limit"]["source"].startswith("Voo")
+    assert d["failure_loads"]["limit_rule"] == d["validity_limit"]["description"]
+
+
 def test_ramp_json_and_strips(capsys):
     code, out, err = run(capsys, "ramp", "AR", "--to-scale", "6", "--steps", "12",
                          "--strips", "2", "--json")
@@ -475,6 +501,7 @@ def test_ramp_json_and_strips(capsys):
     (("ramp", "FLX", "--to-scale", "2", "--steps", "0"), ("--steps", "0")),
     (("ramp", "FLX", "--to-scale", "2", "--strips", "0"), ("--strips", "0")),
     (("ramp", "XYZ", "--to-scale", "2"), ("XYZ",)),
+    (("ramp", "FLX", "--to-scale", "1e300"), ("--to-scale", "at most 1e+06", "1e+300")),
 ])
 def test_ramp_bad_arguments_one_line_exit_2(capsys, argv, mentions):
     assert_one_line_error(*run(capsys, *argv), *mentions)

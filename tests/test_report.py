@@ -190,9 +190,16 @@ def test_failure_section_numbers_are_the_ramps(report_dir):
                      steps=RAMP_STEPS)
     assert fail.loc["FLX", "first_rupture_scale"] == pytest.approx(r.first_rupture_scale)
     assert fail.loc["FLX", "first_rupture_load"] == pytest.approx(1.8 * r.first_rupture_scale)
-    assert fail.loc["FLX", "ultimate_scale"] == pytest.approx(r.ultimate_scale)
+    assert fail.loc["FLX", "ultimate_scale"] == pytest.approx(r.ultimate_scale, nan_ok=True)
+    assert np.isnan(fail.loc["FLX", "ultimate_scale"])            # past the validity limit
+    assert fail.loc["FLX", "limit_scale"] == pytest.approx(r.limit.scale)
+    assert fail.loc["FLX", "limit_source"] == r.limit.source
     assert seq[seq.case == "FLX"]["strip"].tolist() == r.failure_loads()["sequence"]
     assert len(fail) == 9
+    # issue 20: no case's curve goes past its bound (flexion 15.4 deg, not 270)
+    assert (seq["main_displacement_before"].abs() <= 15.4 + 1e-6).all()
+    md = (out / "report.md").read_text()
+    assert "not a prediction" in md and "Voo" in md and "assumed" in md
 
 
 def test_findings_open_the_report_and_come_from_the_numbers(report_dir):

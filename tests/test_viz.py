@@ -224,7 +224,7 @@ def test_dislocated_facets_are_labelled(model):
 @pytest.fixture(scope="module")
 def ruptured_result(model):
     """Flexion past the first ruptures (FL, ISL, CL-left, CL-right broken)."""
-    r = segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=6.0, steps=60)
+    r = segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=6.0, steps=60, limits=None)
     k = int(r.frame.index[r.frame["event"].str.startswith("ruptured")][-1])
     res = r.result_at(k)
     assert res.converged and res.iterations == 0
@@ -262,7 +262,8 @@ def test_dislocated_facets_get_a_halo(model, ruptured_result, tmp_path):
     n = halo.n_points // 2
     for i, c in enumerate(centres):   # seated: collapsed to the facet centre
         np.testing.assert_allclose(halo.points[i * n:(i + 1) * n], np.tile(c, (n, 1)))
-    ar = segment.ramp(model, segment.LOAD_CASES["AR"], to_scale=14.0, steps=28)
+    ar = segment.ramp(model, segment.LOAD_CASES["AR"], to_scale=14.0, steps=28,
+                     limits=None)                     # past the validity limit
     disl = ar.result_at(len(ar.frame) - 1)
     sides = {f.side: f.dislocated for f in disl.state.facets}
     assert sides == {"left": False, "right": True}

@@ -27,14 +27,22 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write every equilibrium of the ramp (scale, load, q, events) as CSV")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--no-limit", action="store_true",
+                   help="do not stop at the validity limit of the model "
+                        "(data/validity_limits.csv): the path beyond it is not a prediction")
 
 
 def run(args, argv) -> int:
     import segment
 
     chosen = cases(args, [args.case])
+    from segment.solvers.ramp import MAX_TO_SCALE
+
     if not args.to_scale > 0:
         raise UsageError(f"--to-scale must be > 0, got {args.to_scale:g}")
+    if args.to_scale > MAX_TO_SCALE:
+        raise UsageError(f"--to-scale must be at most {MAX_TO_SCALE:g} (x the case's load), "
+                         f"got {args.to_scale:g}")
     if args.steps < 1:
         raise UsageError(f"--steps must be >= 1, got {args.steps}")
     if args.strips is not None and args.strips < 1:
@@ -44,35 +52,70 @@ def run(args, argv) -> int:
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     if args.strips is not None:
         model = model.with_strips(args.strips)
-    r = segment.ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps)
+    limits = None if args.no_limit else _limits(args.data, args.allow_implausible)
+    r = segment.ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps,
+                     limits=limits)
     loads = r.failure_loads()
     if args.out:
         r.frame.to_csv(args.out, index=False)
+    limit = None if r.limit is None else {
+        "rule": r.limit.rule, "description": r.limit.description, "source": r.limit.source,
+        "scale": r.limit.scale, "reached_by": r.limit.reached_by, "beyond": r.limit.beyond}
     if args.json:
         print(json.dumps({
             "case": args.case, "to_scale": args.to_scale, "steps": args.steps,
             "status": r.status, "message": r.message,
             "failure_loads": {k: (None if isinstance(v, float) and math.isnan(v) else v)
                               for k, v in loads.items()},
+            "validity_limit": limit,
+            "validity_limit_applied": limits is not None,
             "events": [{"scale": s, "kind": k, "name": n} for s, k, n in r.events],
             "ligaments": r.state.ligament_table().to_dict(orient="records"),
         }, indent=2))
-        return 0 if r.status in (0, 1) else 1
+        return 0 if r.status in (0, 1, 3) else 1
     print(f"C5-C6 load ramp {args.case} x 0..{args.to_scale:g} in {args.steps} steps "
           f"({len(model.strip_names)} ligament strips)")
     print(f"status: {r.message}")
+    if r.limit is not None:
+        print(f"validity limit: {r.limit.description}, at scale {r.limit.scale:.4g}, reached "
+              f"by {r.limit.reached_by}; source: {r.limit.source}")
+        print(f"  {r.limit.beyond}")
+    elif limits is None:
+        print("validity limit: not applied (--no-limit); displacements past "
+              "data/validity_limits.csv are not a prediction")
+    else:
+        print("validity limit: not reached")
     events = r.frame[r.frame["event"] != ""]
-    main = "mm" if (chosen[args.case].main_dof or 0) < 3 else "deg"
-    print(f"{'scale':>10}  {'main displacement [' + main + ']':>26}  event")
+    column = r.main_column
+    unit = column.rsplit("_", 1)[1] if column.endswith(("_mm", "_deg")) else "-"
+    print(f"{'scale':>10}  {'main displacement [' + unit + ']':>26}  event")
     for _, row in events.iterrows():
-        print(f"{row['scale']:10.4f}  {row['main_displacement']:26.3f}  {row['event']}")
+        print(f"{row['scale']:10.4f}  {row[column]:26.3f}  {row['event']}")
     unit = "N" if "first_rupture_N" in loads else "Nm"
+    shown = unit.replace("Nm", "N m")
+    ultimate = (f"scale {loads['ultimate_scale']:.4g} ({loads[f'ultimate_{unit}']:.4g} {shown})"
+                if loads["ultimate_scale"] == loads["ultimate_scale"] else
+                "not predicted (beyond the validity limit)" if r.limit is not None else
+                "not reached")
     print(f"first rupture: scale {loads['first_rupture_scale']:.4g} "
-          f"({loads[f'first_rupture_{unit}']:.4g} {unit.replace('Nm', 'N m')}); "
-          f"ultimate: scale {loads['ultimate_scale']:.4g} "
-          f"({loads[f'ultimate_{unit}']:.4g} {unit.replace('Nm', 'N m')})")
+          f"({loads[f'first_rupture_{unit}']:.4g} {shown}); ultimate: {ultimate}"
+          + (f"; validity limit: scale {loads['limit_scale']:.4g} "
+             f"({loads[f'limit_{unit}']:.4g} {shown})" if r.limit is not None else ""))
+    print("main displacement: from the unloaded equilibrium; q in the CSV (x_mm ... phi_z_deg): "
+          "from the reference pose of Table 1")
     print("final state:")
     print(r.state.ligament_table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.out:
         print(f"wrote {args.out} ({len(r.frame)} rows)")
-    return 0 if r.status in (0, 1) else 1
+    return 0 if r.status in (0, 1, 3) else 1
+
+
+def _limits(data, allow_implausible):
+    """The validity limits of ``--data DIR`` when it has the table, else the packaged ones."""
+    from pathlib import Path
+
+    from segment.core.validity import FILE_NAME, load_validity_limits
+
+    if data is not None and (Path(data) / FILE_NAME).exists():
+        return load_validity_limits(data, strict=not allow_implausible)
+    return "default"

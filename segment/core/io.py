@@ -196,6 +196,15 @@ PLAUSIBLE: dict[tuple[str, str], PlausibleRange] = {
     **{("load_cases.csv", c): PlausibleRange(
         -180.0, 180.0, "N m", "100 x the 1.8 N m Moroney test moments (N mm typed fall "
         "outside)") for c in ("Mx_Nm", "My_Nm", "Mz_Nm")},
+    ("validity_limits.csv", "limit_mm"): PlausibleRange(
+        0.1, 20.0, "mm", "a bound on a translation of C5 from its unloaded pose: the packaged "
+        "3.5 mm is about a facet radius; below 0.1 mm the bound lies inside the Moroney test "
+        "range, above 20 mm C5 has left C6 (metres or micrometres typed fall outside)"),
+    ("validity_limits.csv", "limit_deg"): PlausibleRange(
+        1.0, 90.0, "deg", "a bound on a rotation of C5 from its unloaded pose: the packaged "
+        "15.4 deg is the largest quasi-static flexion at failure of Voo et al. 1998; below 1 "
+        "deg the bound lies inside the Moroney test range, 90 deg and more is not a cervical "
+        "joint (radians typed fall outside)"),
 }
 # ligaments: rest length / insertion distance at the reference pose. The published rest lengths
 # are 0.97-1.03 times that distance; outside 0.5-2 the ligament would start half slack or at

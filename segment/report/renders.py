@@ -78,16 +78,19 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
 
 
 def render_failures(ramps: Mapping[str, object]) -> bytes:
-    """PNG of each case just after its first rupture (the last pose when none broke), drawn
-    to scale: near failure the motions are large enough to see without magnification."""
+    """PNG of each case just after its first rupture within the validity limit (the last pose
+    within the limit when none broke there), drawn to scale: near failure the motions are
+    large enough to see without magnification."""
     import tempfile
 
     from segment.views import viz
 
     results = []
     for r in ramps.values():
-        k = np.flatnonzero(r.frame["event"].str.startswith("ruptured: "))
-        good = np.flatnonzero(~r.frame["event"].str.startswith("no equilibrium"))
+        f = r.frame
+        shown = f["within_limit"] & ~f["event"].str.contains("no equilibrium")
+        k = np.flatnonzero(shown & f["event"].str.contains("ruptured: "))
+        good = np.flatnonzero(shown)
         results.append(r.result_at(int(k[0]) if len(k) else int(good[-1])))
     with tempfile.TemporaryDirectory() as tmp:
         return viz.render_grid(results, Path(tmp) / "failure.png").read_bytes()
