@@ -10,7 +10,9 @@ from segment.cli._common import (
     cases,
     check_output_file,
     command,
+    model_for,
     number_option,
+    state_option,
 )
 
 
@@ -27,6 +29,7 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write every equilibrium of the ramp (scale, load, q, events) as CSV")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    state_option(p)
 
 
 def run(args, argv) -> int:
@@ -41,7 +44,7 @@ def run(args, argv) -> int:
         raise UsageError(f"--strips must be >= 1, got {args.strips}")
     if args.out:
         check_output_file(args.out, "--out")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     if args.strips is not None:
         model = model.with_strips(args.strips)
     r = segment.ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps)
@@ -50,7 +53,8 @@ def run(args, argv) -> int:
         r.frame.to_csv(args.out, index=False)
     if args.json:
         print(json.dumps({
-            "case": args.case, "to_scale": args.to_scale, "steps": args.steps,
+            "case": args.case, "clinical_state": model.clinical_label,
+            "to_scale": args.to_scale, "steps": args.steps,
             "status": r.status, "message": r.message,
             "failure_loads": {k: (None if isinstance(v, float) and math.isnan(v) else v)
                               for k, v in loads.items()},
@@ -59,7 +63,7 @@ def run(args, argv) -> int:
         }, indent=2))
         return 0 if r.status in (0, 1) else 1
     print(f"C5-C6 load ramp {args.case} x 0..{args.to_scale:g} in {args.steps} steps "
-          f"({len(model.strip_names)} ligament strips)")
+          f"({len(model.strip_names)} ligament strips), clinical state: {model.clinical_label}")
     print(f"status: {r.message}")
     events = r.frame[r.frame["event"] != ""]
     main = "mm" if (chosen[args.case].main_dof or 0) < 3 else "deg"
