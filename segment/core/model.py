@@ -341,7 +341,8 @@ class Segment:
                 raise ValueError(f"ligament {old.name!r}: some of its strips are cut "
                                  f"({sorted(n for n in old.strip_names if n in self.cut)}); "
                                  f"split it before the state that cuts them")
-            cut.update({n: fractions.pop() for n in new.strip_names})
+            fraction = fractions.pop()
+            cut.update({n: fraction for n in new.strip_names})
         return self.replace(ligaments=ligs, ruptured=frozenset(), cut=cut)
 
     def with_ruptured(self, names) -> Segment:
