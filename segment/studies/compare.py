@@ -26,6 +26,7 @@ failure sequence are compared.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -231,7 +232,7 @@ def compare_states(model, states, loads, *, scale: float = 1.0, data_dir=None,
     if INTACT in labels:
         labels.remove(INTACT)
     labels.insert(0, INTACT)
-    if isinstance(loads, dict):
+    if isinstance(loads, Mapping):
         loads = list(loads.values())
     loads = [ld.scaled(scale, name=ld.name) if scale != 1.0 else ld for ld in loads]
     if not loads:
