@@ -80,7 +80,7 @@ def test_resected_circle_is_the_area_and_centroid_of_the_remaining_segment():
         assert math.isclose(math.pi * r_new**2, (1 - f) * math.pi * r * r, rel_tol=1e-12)
         # remove the fraction f from the +X side: find the chord on the grid
         xs = np.sort(X[inside])[::-1]
-        cut_at = xs[int(round(f * xs.size))]
+        cut_at = xs[round(f * xs.size)]
         kept = inside & (X < cut_at)
         assert abs(-X[kept].mean() - shift) < 2e-2 * r      # grid resolution
 

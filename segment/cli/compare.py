@@ -92,7 +92,8 @@ def run_compare(args, argv) -> int:
     if args.out or args.figure:
         from segment._extras import require
 
-        require("matplotlib", "report", "segment compare --out/--figure")
+        # figures are files, never windows: Agg for this command (no environment variable set)
+        require("matplotlib", "report", "segment compare --out/--figure").use("Agg")
     model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
     names = [s for s in args.states.split(",")]
     with progress_bar(args, "compare", total=None, unit=" states") as bar:
@@ -126,7 +127,8 @@ def run_compare(args, argv) -> int:
         return 0 if ok else 1
     print(f"C5-C6 clinical states compared, load scale {args.scale:g} (states from "
           f"{_origin(args, c.states_file)})")
-    print("main motion [mm or deg] and its change from intact, measured")
+    print("main motion [mm or deg], its change from intact and the change of its magnitude [%]"
+          ", measured")
     for key, text in BASELINES.items():
         print(f"  {key + ':':<8}{text}")
     facet_cols = [col for col in c.frame.columns if col.startswith("facet_")]

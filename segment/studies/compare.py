@@ -16,7 +16,8 @@ given, before any state). Motion is measured from two baselines, both labelled:
   the published model): what an in-vivo image before and after surgery would compare.
 
 The change of each quantity is ``state - intact``, for motion within the same baseline; the
-percent change of the main motion is relative to the intact main motion. Ligament tensions
+percent change of the main motion is that of its magnitude (+: the state moves more, -: less),
+relative to the intact main motion. Ligament tensions
 are summed over a ligament's strips; a ligament cut through carries 0 N, a removed facet 0 N
 (the ``state`` column says which elements are gone). With ``ramp_to_scale`` the loads are also
 ramped to failure (:func:`segment.ramp`) and the first rupture, the ultimate load and the
@@ -121,9 +122,6 @@ class Comparison:
         from segment._extras import require
 
         require("matplotlib", "report", "the comparison figure")
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         f = self.frame
@@ -278,8 +276,9 @@ def compare_states(model, states, loads, *, scale: float = 1.0, data_dir=None,
     for col in ("own", "from_intact"):
         ref = frame["load"].map(base[f"main_{col}"])
         frame[f"change_{col}"] = frame[f"main_{col}"] - ref
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frame[f"change_{col}_pct"] = 100.0 * frame[f"change_{col}"] / ref.abs()
+        with np.errstate(divide="ignore", invalid="ignore"):   # of the magnitude: + is more
+            frame[f"change_{col}_pct"] = 100.0 * (frame[f"main_{col}"].abs() - ref.abs()) \
+                / ref.abs()
     force_cols = [c for c in frame.columns if c.endswith("_N")]
     for c in force_cols:
         frame[f"d_{c}"] = frame[c] - frame["load"].map(base[c]).fillna(0.0)
