@@ -113,7 +113,7 @@ def test_all_errors_of_the_file_in_one_message(tmp_path):
 
 
 def test_nominal_set_packs_to_the_model(model, space):
-    for a, b in zip(space.pack(model, space.nominal[None]), model._packed, strict=True):
+    for a, b in zip(space.pack(model, space.nominal[None]), model._packed[:3], strict=True):
         np.testing.assert_array_equal(a[0], b)
 
 
