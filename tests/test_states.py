@@ -211,6 +211,7 @@ def test_a_cut_ligament_is_no_failure_a_ruptured_one_is(model):
     r = segment.solve(lam, CASES["FLX"])
     assert (r.status, r.intact, r.limit_flags) == (0, True, ())
     assert r.clinical_state == "laminectomy" and r.to_dict()["clinical_state"] == "laminectomy"
+    assert repr(r).startswith("EquilibriumResult(FLX [laminectomy]: converged in ")
     assert np.degrees(r.displacement_from_unloaded[4]) == pytest.approx(5.135, abs=5e-4)
     broken = segment.solve(model.with_ruptured(["FL", "ISL"]), CASES["FLX"])
     assert (broken.status, broken.intact) == (6, False)

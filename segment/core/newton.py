@@ -455,15 +455,18 @@ class EquilibriumResult:
     """Raw iteration log, shape (n, 3): load fraction, residual norm, step length per step."""
 
     def __repr__(self) -> str:
+        name = self.load.name
+        if self.model.clinical:          # a clinical state: say which
+            name = f"{name} [{self.model.clinical_label}]"
         if not self.converged:
-            return f"EquilibriumResult({self.load.name}: {self.message})"
+            return f"EquilibriumResult({name}: {self.message})"
         d = np.concatenate([self.q[:3], np.degrees(self.q[3:])])
         shown = ", ".join(f"{v + 0.0:.4g}" for v in np.round(d, 6))
         if not self.intact:     # past a failure limit: say which first, short
             flags = "; ".join(self.limit_flags)
             flags = flags if len(flags) <= 80 else flags[:77] + "..."
-            return f"EquilibriumResult({self.load.name}: converged BEYOND LIMITS ({flags}))"
-        return (f"EquilibriumResult({self.load.name}: converged in {self.iterations} "
+            return f"EquilibriumResult({name}: converged BEYOND LIMITS ({flags}))"
+        return (f"EquilibriumResult({name}: converged in {self.iterations} "
                 f"iterations; q = [{shown}] mm, deg from the reference pose)")
 
     @property
