@@ -343,3 +343,19 @@ def test_plot_without_a_display_opens_no_x_window(tmp_path):
     assert proc.stdout.strip() == "True"
     assert "X server" not in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr
     assert (tmp_path / "shot.png").stat().st_size > 1000
+
+
+def test_cut_ligaments_are_not_drawn_and_the_state_is_named():
+    """A ligament cut in a clinical state is gone from the scene (a tube collapsed onto its C6
+    insertion), and the legend names the state and the cut ligaments."""
+    model = segment.c5c6(state="laminectomy")
+    r = segment.solve(model, segment.LOAD_CASES["FLX"])
+    scene = viz.build_scene(r)
+    lig = scene.meshes["ligaments"]
+    ids = lig.cell_data["ligament"]
+    for k, s in enumerate(r.state.ligaments):
+        pts = lig.extract_cells(np.flatnonzero(ids == k)).points
+        extent = np.ptp(pts, axis=0).max()
+        assert (extent < 1e-9) == (s.name in ("FL", "ISL")), s.name
+    assert "clinical state: laminectomy" in scene.facet_text
+    assert "cut (not drawn): FL, ISL" in scene.facet_text
