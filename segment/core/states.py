@@ -80,7 +80,7 @@ import numpy as np
 
 from segment.core.io import LIGAMENT_NAMES, _Table, data_dir
 from segment.elements.disc import DiscStiffness
-from segment.elements.facet import Disc, FacetJoint
+from segment.elements.facet import Disc, FacetJoint, rows_in_frame
 from segment.elements.restraint import PointRestraint
 
 __all__ = ["OPERATIONS", "STATE_NAME", "ClinicalState", "Operation", "apply_states", "cut",
@@ -368,15 +368,19 @@ def resected_circle(radius: float, fraction: float) -> tuple[float, float]:
 
 
 def _resect_disc(disc: Disc, medial, fraction: float) -> Disc:
-    n = np.asarray(disc.normal, dtype=float)
-    m = np.asarray(medial, dtype=float)
-    m = m - (m @ n) * n
-    size = float(np.linalg.norm(m))
+    """The disc of the remaining surface. Written out in scalar products and sums (no BLAS),
+    so that the bits do not depend on the CPU (as :func:`segment.facet.rows_in_frame`)."""
+    n = [float(x) for x in disc.normal]
+    m = [float(x) for x in medial]
+    mn = (m[0] * n[0] + m[1] * n[1]) + m[2] * n[2]
+    m = [m[k] - mn * n[k] for k in range(3)]
+    size = math.hypot(m[0], m[1], m[2])
     if not size > 1e-9:
         raise ValueError("the medial direction is normal to the facet face: cannot resect")
-    m = m / size
     r_new, shift = resected_circle(float(disc.radius), fraction)
-    return Disc(disc.center - shift * m, disc.normal, r_new)
+    c = [float(x) for x in disc.center]
+    return Disc(np.array([c[k] - shift * (m[k] / size) for k in range(3)]), disc.normal,
+                r_new)
 
 
 def resect_facet(model, side: str, fraction: float, *, state: str = "resect",
@@ -408,7 +412,7 @@ def resect_facet(model, side: str, fraction: float, *, state: str = "resect",
         raise ValueError(f"state {state!r}: facet {side!r} lies on the midline (y = 0); its "
                          f"medial side is not defined")
     medial_c6 = np.array([0.0, -y, 0.0])
-    medial_c5 = model.reference.R0.T @ medial_c6
+    medial_c5 = rows_in_frame(model.reference.R0, medial_c6[None])[0]
     scale = joint.contact_scale * (1.0 - fraction) if area_scaling else joint.contact_scale
     new = FacetJoint(joint.side, _resect_disc(joint.disc_c6, medial_c6, fraction),
                      _resect_disc(joint.disc_c5, medial_c5, fraction), joint.blend, scale)

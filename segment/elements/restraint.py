@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from segment.elements._vec import add, mat_vec, sub
+from segment.elements.facet import rows_in_frame
 
 __all__ = ["P_A", "P_B", "P_K", "P_WIDTH", "PointRestraint", "pack_restraints"]
 
@@ -84,7 +85,7 @@ class PointRestraint:
         """A restraint whose C5 and C6 points coincide at ``point_c6`` [mm, C6 frame] in the
         reference pose (Table 1): no force at q = 0."""
         b = np.asarray(point_c6, dtype=float)
-        a = reference.R0.T @ (b - reference.s0)
+        a = rows_in_frame(reference.R0, (b - reference.s0)[None])[0]   # no BLAS: same bits
         k = np.broadcast_to(np.asarray(stiffness, dtype=float), (3,))
         return cls(name, a, b, k)
 
