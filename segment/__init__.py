@@ -41,6 +41,7 @@ from segment.elements.facet import ContactLaw, Disc, FacetJoint, disc_contact
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament, TrilinearCurve
 from segment.elements.loads import Load
+from segment.elements.restraint import PointRestraint
 from segment.solvers.batch import BatchResult, solve_many
 from segment.solvers.equilibrium import EquilibriumResult, solve
 from segment.solvers.ramp import RampResult, ramp
@@ -58,12 +59,14 @@ __all__ = [
     "Ligament",
     "Load",
     "ParameterSpace",
+    "PointRestraint",
     "RampResult",
     "ReferencePose",
     "Segment",
     "SetsResult",
     "TrilinearCurve",
     "c5c6",
+    "compare_states",
     "disc_contact",
     "disc_plane_drop",
     "equilibrium_sensitivity",
@@ -89,7 +92,9 @@ _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          "SetsResult": "studies.sets", "solve_sets": "studies.sets",
          "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol",
          # the explorer: a notebook widget in Jupyter, else a desktop window
-         "explore": "views.launch"}
+         "explore": "views.launch",
+         # clinical states compared (issue 23)
+         "compare_states": "studies.compare"}
 
 
 _aliases.install()   # segment.model, segment.equilibrium, ... (the flat layout of 0.2)
@@ -114,7 +119,7 @@ LOAD_CASES = MappingProxyType(load_parameters().load_cases)
 """The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""
 
 
-def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True) -> Segment:
+def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True, state=None) -> Segment:
     """The published C5-C6 model.
 
     Parameters
@@ -129,6 +134,10 @@ def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True) -> Segment:
     strict : bool
         False turns values outside their plausible range into warnings (see
         :func:`segment.load_parameters`).
+    state : str or sequence of str, optional
+        Clinical state(s) to apply (``"laminectomy"``, ``"laminectomy+facetectomy-right-100"``,
+        ...; :meth:`Segment.with_state`), read from ``data_dir/states.csv`` when that file
+        exists, else from the packaged ``data/states.csv``.
     """
     if not isinstance(facets, bool):
         raise TypeError(f"facets must be True or False, got {facets!r}")
@@ -141,8 +150,10 @@ def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True) -> Segment:
     model = Segment(reference=p.reference, disc=p.disc, ligaments=p.ligaments,
                     facets=p.facets if facets else (), contact_law=p.contact_law,
                     inertia=p.inertia["C5"])
-    if ligaments is True:
-        return model
     if ligaments is False or ligaments is None:
-        return model.replace(ligaments=())
-    return model.with_ligaments(names)
+        model = model.replace(ligaments=())
+    elif ligaments is not True:
+        model = model.with_ligaments(names)
+    if state is not None:
+        model = model.with_state(state, data_dir=data_dir, strict=strict)
+    return model

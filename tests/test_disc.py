@@ -46,7 +46,10 @@ def test_disc_force_is_sign_dependent():
 
 
 def test_disc_rejects_bad_stiffness():
-    with pytest.raises(ValueError, match=r"k_negative\[phi_y\] must be > 0, got -1"):
+    with pytest.raises(ValueError, match=r"k_negative\[phi_y\] must be >= 0, got -1"):
         segment.DiscStiffness(np.ones(6), np.array([1, 1, 1, 1, -1.0, 1]))
+    # zero is allowed: a device takes the coordinate over (the disc prosthesis of
+    # segment.core.states); the data tables still require > 0
+    assert segment.DiscStiffness(np.ones(6), np.zeros(6)).k_negative.sum() == 0.0
     with pytest.raises(ValueError, match=r"shape \(6,\)"):
         segment.DiscStiffness(np.ones(5), np.ones(6))

@@ -122,10 +122,10 @@ def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     )
     from segment.tangent import G_K_NEG, G_K_POS
 
-    glob, lig, fac = disc_only._packed
+    glob, lig, fac, pts = disc_only._packed
     glob = glob.copy()
     glob[G_K_POS] = glob[G_K_NEG] = 0.0        # k_x+ = k_x- = 0: dR/dx = 0
-    params = (glob, lig, fac)
+    params = (glob, lig, fac, pts)
     f = segment.LOAD_CASES["AS"].as_array()
     q, status, norm, _ = _newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
     assert status == SINGULAR_JACOBIAN and STATUS_TEXT[status] == "singular Jacobian"

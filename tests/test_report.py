@@ -23,7 +23,7 @@ FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
            "load_sharing", "sensitivity", "sensitivity_overview", "uncertainty",
-           "failure_curves", "failure_3d")
+           "failure_curves", "failure_3d", "clinical_states")
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,8 @@ def test_report_writes_every_part(report_dir):
     md = (out / "report.md").read_text()
     sections = ("1. Findings", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
                 "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
-                "9. Parameter uncertainty", "10. Up to failure", "11. Calibration",
-                "12. References", "Appendix A. Inputs and run details")
+                "9. Parameter uncertainty", "10. Up to failure", "11. Clinical states",
+                "12. Calibration", "13. References", "Appendix A. Inputs and run details")
     at = [md.index(f"## {section}") for section in sections]
     assert at == sorted(at), "sections in order, findings first, appendix last"
     for name in FIGURES:
@@ -217,7 +217,7 @@ def test_findings_open_the_report_and_come_from_the_numbers(report_dir):
     reach = pd.read_csv(out / "tables" / "calibration_reach.csv")
     for t in reach.itertuples():
         assert f"needs {t.parameter} = {t.needed:.2f}" in findings
-    assert "sha256" not in md[:md.index("## 12. References")]
+    assert "sha256" not in md[:md.index("## 13. References")]
     assert md.index("| file | sha256 |") > md.index("## Appendix A")
 
 
@@ -249,7 +249,7 @@ def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
     assert (f"Consistency checks (the tests the disc stiffness came from): "
             f"{int((checks.verdict == 'within').sum())} of {n_chk} within") in md
     assert (ver.comparison.str.contains("Voo")).any()
-    # the centre of rotation rests on an assumed reference point: judged in section 11 only
+    # the centre of rotation rests on an assumed reference point: judged in section 12 only
     assert not ver.comparison.str.contains("Anderst").any()
     targets = load_targets().frame()
     assumed = targets[targets.SD_basis == "assumed"]

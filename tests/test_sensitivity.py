@@ -70,7 +70,8 @@ def test_unloaded_sensitivity_matches_resolved(model, space):
 def test_residual_parameter_derivative_matches_central_differences(model, space, q):
     """dR/dp at fixed q, including poses where the facets touch (negative phi_y)."""
     p = space.sample(1, seed=7)[0]
-    packed = tuple(np.ascontiguousarray(x[0]) for x in space.pack(model, p[None]))
+    packed = (*(np.ascontiguousarray(x[0]) for x in space.pack(model, p[None])),
+              model._packed[3])
     dg, dl, df = (x[0] for x in space.pack_derivative(model, p[None]))
     out = np.empty((6, space.dim))
     _residual_parameter_derivative(q, packed, dg, dl, df, touch_flags(dg, dl, df), out)
@@ -80,8 +81,8 @@ def test_residual_parameter_derivative_matches_central_differences(model, space,
         pp, pm = p.copy(), p.copy()
         pp[j] += h
         pm[j] -= h
-        rp = _residual(q, zero, tuple(x[0] for x in space.pack(model, pp[None])))
-        rm = _residual(q, zero, tuple(x[0] for x in space.pack(model, pm[None])))
+        rp = _residual(q, zero, (*(x[0] for x in space.pack(model, pp[None])), model._packed[3]))
+        rm = _residual(q, zero, (*(x[0] for x in space.pack(model, pm[None])), model._packed[3]))
         fd = (rp - rm) / (2 * h)
         np.testing.assert_allclose(out[:, j], fd, rtol=RESIDUAL_RTOL,
                                    atol=RESIDUAL_RTOL * max(np.abs(fd).max(), 1e-6),

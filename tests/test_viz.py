@@ -392,3 +392,19 @@ def test_grid_titles_put_the_limit_flag_on_its_own_line(model):
     short = viz._title(far, short=True)
     assert short.endswith("\n[BEYOND LIMITS]") and "  [" not in short
     assert viz._title(far).endswith("  [BEYOND LIMITS]")
+
+
+def test_cut_ligaments_are_not_drawn_and_the_state_is_named():
+    """A ligament cut in a clinical state is gone from the scene (a tube collapsed onto its C6
+    insertion), and the legend names the state and the cut ligaments."""
+    model = segment.c5c6(state="laminectomy")
+    r = segment.solve(model, segment.LOAD_CASES["FLX"])
+    scene = viz.build_scene(r)
+    lig = scene.meshes["ligaments"]
+    ids = lig.cell_data["ligament"]
+    for k, s in enumerate(r.state.ligaments):
+        pts = lig.extract_cells(np.flatnonzero(ids == k)).points
+        extent = np.ptp(pts, axis=0).max()
+        assert (extent < 1e-9) == (s.name in ("FL", "ISL")), s.name
+    assert "clinical state: laminectomy" in scene.facet_text
+    assert "cut (not drawn): FL, ISL" in scene.facet_text

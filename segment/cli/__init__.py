@@ -1,5 +1,5 @@
-"""Command line: ``segment cases | solve | ramp | validate | render | explore | simulate |
-sensitivity | calibrate``.
+"""Command line: ``segment cases | solve | ramp | states | compare | validate | render |
+explore | simulate | sensitivity | calibrate``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -21,7 +21,16 @@ import logging
 import os
 import sys
 
-from segment.cli import calibrate, ramp, sensitivity, simulate, solve, validate, views
+from segment.cli import (
+    calibrate,
+    compare,
+    ramp,
+    sensitivity,
+    simulate,
+    solve,
+    validate,
+    views,
+)
 from segment.cli._common import (
     EXIT_USAGE,
     Parser,
@@ -34,7 +43,7 @@ from segment.cli._common import (
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
 # the order of the commands in ``segment --help``
-COMMAND_MODULES = (solve, ramp, validate, views, simulate, sensitivity, calibrate)
+COMMAND_MODULES = (solve, ramp, compare, validate, views, simulate, sensitivity, calibrate)
 
 
 def build_parser() -> Parser:

@@ -111,6 +111,22 @@ def command(sub, name: str, run, **kwargs) -> argparse.ArgumentParser:
     return p
 
 
+def state_option(p) -> None:
+    """``--state NAME``: a clinical state of ``states.csv`` (``segment.core.states``), several
+    joined by ``+``."""
+    p.add_argument("--state", metavar="NAME", default=None,
+                   help="clinical state(s) of states.csv, joined by '+' (e.g. laminectomy, "
+                        "laminectomy+facetectomy-right-100; list them with 'segment states')")
+
+
+def model_for(args, **kwargs):
+    """The model of ``--data`` in ``--state`` (when the command has that option)."""
+    import segment
+
+    return segment.c5c6(data_dir=args.data, strict=not args.allow_implausible,
+                        state=getattr(args, "state", None), **kwargs)
+
+
 def cases(args, names):
     """The named load cases of the data folder, or a UsageError naming the unknown ones."""
     from segment.core.io import load_parameters

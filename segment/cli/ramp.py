@@ -10,7 +10,9 @@ from segment.cli._common import (
     cases,
     check_output_file,
     command,
+    model_for,
     number_option,
+    state_option,
 )
 
 
@@ -30,6 +32,7 @@ def register(sub) -> None:
     p.add_argument("--no-limit", action="store_true",
                    help="do not stop at the validity limit of the model "
                         "(data/validity_limits.csv): the path beyond it is not a prediction")
+    state_option(p)
 
 
 def run(args, argv) -> int:
@@ -49,7 +52,7 @@ def run(args, argv) -> int:
         raise UsageError(f"--strips must be >= 1, got {args.strips}")
     if args.out:
         check_output_file(args.out, "--out")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     if args.strips is not None:
         model = model.with_strips(args.strips)
     limits = None if args.no_limit else _limits(args.data, args.allow_implausible)
@@ -63,7 +66,8 @@ def run(args, argv) -> int:
         "scale": r.limit.scale, "reached_by": r.limit.reached_by, "beyond": r.limit.beyond}
     if args.json:
         print(json.dumps({
-            "case": args.case, "to_scale": args.to_scale, "steps": args.steps,
+            "case": args.case, "clinical_state": model.clinical_label,
+            "to_scale": args.to_scale, "steps": args.steps,
             "status": r.status, "message": r.message,
             "failure_loads": {k: (None if isinstance(v, float) and math.isnan(v) else v)
                               for k, v in loads.items()},
@@ -74,7 +78,7 @@ def run(args, argv) -> int:
         }, indent=2))
         return 0 if r.status in (0, 1, 3) else 1
     print(f"C5-C6 load ramp {args.case} x 0..{args.to_scale:g} in {args.steps} steps "
-          f"({len(model.strip_names)} ligament strips)")
+          f"({len(model.strip_names)} ligament strips), clinical state: {model.clinical_label}")
     print(f"status: {r.message}")
     if r.limit is not None:
         print(f"validity limit: {r.limit.description}, at scale {r.limit.scale:.4g}, reached "

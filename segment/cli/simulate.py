@@ -10,8 +10,10 @@ from segment.cli._common import (
     cases,
     check_output_file,
     command,
+    model_for,
     number_option,
     progress_bar,
+    state_option,
 )
 
 
@@ -25,6 +27,7 @@ def register(sub) -> None:
     p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write the time history (q, rates, element forces, energies) as CSV")
+    state_option(p)
 
 
 def run(args, argv) -> int:
@@ -39,7 +42,7 @@ def run(args, argv) -> int:
         return EXIT_USAGE
     if args.out:
         check_output_file(args.out, "--out")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     logging.getLogger("segment.simulate").info(
         "simulating %s for %g s (%s)", args.case, args.t_end,
         "step" if args.ramp == 0 else f"ramp {args.ramp:g} s")
@@ -52,7 +55,7 @@ def run(args, argv) -> int:
     s = segment.solve(model, chosen[args.case])
     q = np.concatenate([r.q[-1, :3], np.degrees(r.q[-1, 3:])])
     qs = np.concatenate([s.q[:3], np.degrees(s.q[3:])])
-    print(f"{args.case}: {r.message} ({r.nfev} evaluations)")
+    print(f"{args.case} ({model.clinical_label}): {r.message} ({r.nfev} evaluations)")
     print("              x [mm]  y [mm]  z [mm]  phi_x   phi_y   phi_z [deg]")
     print("at t_end    " + "".join(f"{v:8.4f}" for v in q))
     print("static      " + "".join(f"{v:8.4f}" for v in qs))

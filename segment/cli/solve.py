@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from segment.cli._common import UsageError, cases, command, display, number_option
+from segment.cli._common import (
+    UsageError,
+    cases,
+    command,
+    display,
+    model_for,
+    number_option,
+    state_option,
+)
 
 
 def register(sub) -> None:
@@ -20,6 +28,7 @@ def register(sub) -> None:
     p.add_argument("--no-facets", action="store_true", help="leave out the facet joints")
     p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    state_option(p)
 
 
 def run_cases(args, argv) -> int:
@@ -37,12 +46,11 @@ def run_solve(args, argv) -> int:
 
     chosen = cases(args, args.cases)
     names = list(chosen)
-    model = segment.c5c6(ligaments=not args.no_ligaments, facets=not args.no_facets,
-                         data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args, ligaments=not args.no_ligaments, facets=not args.no_facets)
     results = [segment.solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]
     if args.json:
-        print(json.dumps({"scale": args.scale, "results": [r.to_dict() for r in results]},
-                         indent=2))
+        print(json.dumps({"scale": args.scale, "clinical_state": model.clinical_label,
+                          "results": [r.to_dict() for r in results]}, indent=2))
         return 0 if all(r.converged for r in results) else 1
     config = ("disc" + ("" if args.no_ligaments else " + ligaments")
               + ("" if args.no_facets else " + facets"))
@@ -52,7 +60,8 @@ def run_solve(args, argv) -> int:
                          f"({u.message}); use --from reference")
     origin = ("the unloaded equilibrium (as in the validation report; see --from)"
               if args.origin == "unloaded" else "the reference pose of Table 1 (see --from)")
-    print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}")
+    print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}, clinical state: "
+          f"{model.clinical_label}")
     print(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
     print(f"{'case':<5}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}"
           f"{'iter':>6}  facets (left / right)")

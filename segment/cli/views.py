@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from segment.cli._common import EXIT_USAGE, cases, check_output_file, command
+from segment.cli._common import (
+    EXIT_USAGE,
+    cases,
+    check_output_file,
+    command,
+    model_for,
+    state_option,
+)
 
 GEOMETRIES = ("anatomical", "simple")
 """Display geometries (segment.views.anatomy.GEOMETRIES; named here so that the parser does
@@ -23,6 +30,7 @@ def register(sub) -> None:
                    choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
                         "LB, AR)")
+    state_option(p)
     p.add_argument("--magnify", type=float, metavar="K", default=1.0,
                    help="also draw C5 (orange, labelled) with its displacement from the "
                         "unloaded pose magnified K times, next to the true pose (default 1: "
@@ -64,11 +72,11 @@ def run_render(args, argv) -> int:
     require("pyvista", "viz", "segment render")
     from segment.views import viz  # imports vtk: only for this command
 
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     result = segment.solve(model, chosen[args.case])
     path = viz.render(result, output, size=tuple(args.size), view=args.view,
                       magnify=args.magnify, geometry=args.geometry)
-    print(f"{path}: {result.load.name}, {result.message}")
+    print(f"{path}: {result.load.name} ({model.clinical_label}), {result.message}")
     return 0 if result.converged else 1
 
 

@@ -23,7 +23,10 @@ selects.
 from __future__ import annotations
 
 import functools
+import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,9 +50,11 @@ from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament
 from segment.elements.loads import Load
+from segment.elements.restraint import PointRestraint, pack_restraints
 from segment.elements.tangent import pack
 
-__all__ = ["PUBLISHED_FACET_DAMPING", "FacetState", "LigamentState", "Segment", "SegmentState"]
+__all__ = ["PUBLISHED_FACET_DAMPING", "FacetState", "LigamentState", "RestraintState", "Segment",
+           "SegmentState"]
 
 PUBLISHED_FACET_DAMPING = 0.3
 """Facet contact damping b_f [N s/mm]: 300 N s/m (DETC2000/MECH-6821, "Facet Joints", after
@@ -77,7 +82,10 @@ class LigamentState:
 
     ``name`` is the strip's name (the ligament's when it is one strip), ``ligament`` the
     ligament's; ``strip`` counts from 1 of ``strips``. ``ruptured``: the strip broke (it is in
-    ``Segment.ruptured``) and carries nothing.
+    ``Segment.ruptured``) and carries nothing. ``cut``: the fraction of the strip's fibres
+    removed surgically (``Segment.cut``, :mod:`segment.core.states`; 1.0 = cut through, it
+    carries nothing, and it is not a failure). The length and strain are those of the line
+    between the insertions, also for a strip that carries nothing.
     """
 
     name: str
@@ -92,6 +100,19 @@ class LigamentState:
     strip: int = 1
     strips: int = 1
     ruptured: bool = False
+    cut: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class RestraintState:
+    """A point restraint of a device (:mod:`segment.elements.restraint`) at a pose: the C5
+    point [mm] and the force on C5 [N], both in C6 coordinates (C6 receives ``-force_on_c5``),
+    and the displacement of the C5 point from its C6 anchor [mm]."""
+
+    name: str
+    point: np.ndarray
+    force_on_c5: np.ndarray
+    displacement: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,18 +149,20 @@ class SegmentState:
     disc_force: np.ndarray
     ligaments: tuple[LigamentState, ...]
     facets: tuple[FacetState, ...]
+    restraints: tuple[RestraintState, ...] = ()
 
     def ligament_table(self) -> pd.DataFrame:
         """One row per ligament (per strip when split): length [mm], strain [-], tension [N],
-        past eps_max, ruptured."""
+        past eps_max, ruptured, fraction cut surgically."""
         import pandas as pd  # lazy: `import segment` stays light
 
         return pd.DataFrame(
             [{"ligament": s.name, "length_mm": s.length, "strain": s.strain,
-              "tension_N": s.tension, "beyond_eps_max": s.beyond_max, "ruptured": s.ruptured}
+              "tension_N": s.tension, "beyond_eps_max": s.beyond_max, "ruptured": s.ruptured,
+              "cut": s.cut}
              for s in self.ligaments],
             columns=["ligament", "length_mm", "strain", "tension_N", "beyond_eps_max",
-                     "ruptured"])
+                     "ruptured", "cut"])
 
     def facet_table(self) -> pd.DataFrame:
         """One row per facet: regime, dislocated, penetration [mm], force [N], point and
@@ -167,6 +190,21 @@ class Segment:
     ``inertia`` (Table 1, C5) is used by the dynamics only; statics never need it.
     ``contact_law`` defaults to the published facet law with its damping b_f = 0.3 N s/mm
     (:data:`PUBLISHED_FACET_DAMPING`).
+
+    Clinical states (:mod:`segment.core.states`, ``Segment.with_state``) add three fields:
+
+    * ``cut`` ``{strip name: fraction}``: fibres removed surgically, a fraction in (0, 1] of
+      each named strip (1 = cut through). A cut strip's force curve is scaled by
+      ``1 - fraction``; a strip cut through carries nothing, is never flagged past eps_max and
+      never ruptures. It is not a failure: ``ruptured`` holds only strips that broke under
+      load (a ramp or a simulation, or :meth:`with_ruptured`).
+    * ``restraints``: point restraints of a device (:mod:`segment.elements.restraint`), e.g.
+      the ball of a disc prosthesis at its centre of rotation.
+    * ``clinical``: the names of the clinical states applied, in order (empty: the model as
+      built). Results report them (:attr:`clinical_label`).
+    * ``operated`` ``{element: state}``: which state changed which element (``"ligament FL"``,
+      ``"facet right"``, ``"disc"``); an element is operated on once (a second operation on
+      it is a contradiction, refused by :mod:`segment.core.states`).
     """
 
     reference: ReferencePose
@@ -177,6 +215,10 @@ class Segment:
         default_factory=lambda: ContactLaw(2000.0, 0.3, 1200.0, damping=PUBLISHED_FACET_DAMPING))
     inertia: BodyInertia | None = None
     ruptured: frozenset[str] = frozenset()
+    restraints: tuple[PointRestraint, ...] = ()
+    cut: Mapping[str, float] = field(default_factory=dict)
+    clinical: tuple[str, ...] = ()
+    operated: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         for name, kind in (("reference", ReferencePose), ("disc", DiscStiffness),
@@ -206,6 +248,43 @@ class Segment:
         if unknown:
             raise ValueError(f"Segment ruptured: unknown strip(s) {unknown}; this model has "
                              f"{list(self.strip_names)}")
+        object.__setattr__(self, "restraints", tuple(self.restraints))
+        for res in self.restraints:
+            if not isinstance(res, PointRestraint):
+                raise TypeError(f"restraints must be PointRestraint records, got "
+                                f"{type(res).__name__}")
+        if not isinstance(self.cut, Mapping):
+            raise TypeError(f"Segment cut must be a mapping {{strip name: fraction}}, got "
+                            f"{type(self.cut).__name__}")
+        cut = {}
+        for name, frac in sorted(self.cut.items()):
+            if name not in self.strip_names:
+                raise ValueError(f"Segment cut: unknown strip {name!r}; this model has "
+                                 f"{list(self.strip_names)}")
+            if isinstance(frac, bool) or not isinstance(frac, numbers.Real) \
+                    or not 0.0 < float(frac) <= 1.0:
+                raise ValueError(f"Segment cut: the fraction of strip {name!r} must be in "
+                                 f"(0, 1], got {frac!r}")
+            cut[name] = float(frac)
+        both = sorted(n for n, f in cut.items() if f == 1.0 and n in self.ruptured)
+        if both:
+            raise ValueError(f"Segment: strip(s) {both} are both cut and ruptured; a strip cut "
+                             f"through cannot rupture")
+        object.__setattr__(self, "cut", MappingProxyType(cut))
+        if isinstance(self.clinical, str):
+            raise TypeError(f"Segment clinical must be a tuple of state names, got the string "
+                            f"{self.clinical!r}")
+        object.__setattr__(self, "clinical", tuple(str(c) for c in self.clinical))
+        if not isinstance(self.operated, Mapping):
+            raise TypeError(f"Segment operated must be a mapping {{element: state}}, got "
+                            f"{type(self.operated).__name__}")
+        object.__setattr__(self, "operated", MappingProxyType(dict(self.operated)))
+
+    @property
+    def clinical_label(self) -> str:
+        """The clinical state in one word: ``"intact"`` or the applied states joined by
+        ``+`` (e.g. ``"laminectomy+facetectomy-right-100"``)."""
+        return "+".join(self.clinical) if self.clinical else "intact"
 
     # -- strips (Tejszerska and Gzik, eq. 9a): one kernel row per strip
     @functools.cached_property
@@ -225,10 +304,24 @@ class Segment:
         """1.0 for an intact strip row, 0.0 for a ruptured one, shape (n_strips,)."""
         return np.array([0.0 if n in self.ruptured else 1.0 for n in self.strip_names])
 
+    @functools.cached_property
+    def fibres(self) -> np.ndarray:
+        """The fraction of each strip row's fibres left by surgery (``1 - cut``), shape
+        (n_strips,)."""
+        return np.array([1.0 - self.cut.get(n, 0.0) for n in self.strip_names])
+
+    @functools.cached_property
+    def _carrying(self) -> np.ndarray:
+        """Multiplier of each strip row's force curve: ``alive * fibres`` (0 for a ruptured
+        strip and for one cut through: such rows never rupture again)."""
+        return self.alive * self.fibres
+
     def with_strips(self, strips) -> Segment:
         """The ligaments split into parallel strips: an int for every ligament or a mapping
         ``{name: n}`` (others unchanged). Widths are the ligaments' own
-        (``data/ligament_strips.csv``). Rupture marks are cleared."""
+        (``data/ligament_strips.csv``). Rupture marks are cleared. A surgical cut of a whole
+        ligament (every strip cut by the same fraction) carries over to its new strips; a cut
+        of some strips only cannot be re-split (``ValueError``)."""
         if isinstance(strips, dict):
             known = [lig.name for lig in self.ligaments]
             missing = [n for n in strips if n not in known]
@@ -238,13 +331,40 @@ class Segment:
                          for lig in self.ligaments)
         else:
             ligs = tuple(lig.split(strips) for lig in self.ligaments)
-        return self.replace(ligaments=ligs, ruptured=frozenset())
+        cut = {}
+        for old, new in zip(self.ligaments, ligs, strict=True):
+            fractions = {self.cut.get(n, 0.0) for n in old.strip_names}
+            if new is old or fractions == {0.0}:
+                cut.update({n: self.cut[n] for n in old.strip_names if n in self.cut})
+                continue
+            if len(fractions) > 1:
+                raise ValueError(f"ligament {old.name!r}: some of its strips are cut "
+                                 f"({sorted(n for n in old.strip_names if n in self.cut)}); "
+                                 f"split it before the state that cuts them")
+            fraction = fractions.pop()
+            cut.update({n: fraction for n in new.strip_names})
+        return self.replace(ligaments=ligs, ruptured=frozenset(), cut=cut)
 
     def with_ruptured(self, names) -> Segment:
-        """A copy in which the named strips (added to those already broken) carry nothing."""
+        """A copy in which the named strips (added to those already broken) carry nothing.
+
+        A ruptured strip broke under load: an equilibrium of such a model is past a failure
+        limit (status 6, ``intact`` False, the strip named in ``limit_flags``). To remove a
+        ligament surgically, cut it instead (:meth:`with_state`, :mod:`segment.core.states`):
+        a cut strip is no failure."""
         if isinstance(names, str):
             names = (names,)
         return self.replace(ruptured=self.ruptured | frozenset(names))
+
+    def with_state(self, *names, data_dir=None, strict: bool = True) -> Segment:
+        """This model in the named clinical states, applied in order (e.g.
+        ``model.with_state("laminectomy", "facetectomy-right-100")``, or one name joined by
+        ``+``). The states are those of ``data/states.csv`` (or ``data_dir/states.csv``); see
+        :mod:`segment.core.states` for the operations, their sources and the contradictions
+        refused."""
+        from segment.core.states import apply_states
+
+        return apply_states(self, names, data_dir=data_dir, strict=strict)
 
     # -- packing for the compiled kernels (built once per model)
     @functools.cached_property
@@ -273,6 +393,8 @@ class Segment:
             rows([f.disc_c6.radius for f in fac], 1)[:, 0].copy(),
             rows([f.blend for f in fac], 1)[:, 0].copy(),
             np.ascontiguousarray(self.contact_law.as_array()),
+            pack_restraints(self.restraints),
+            rows([f.contact_scale for f in fac], 1)[:, 0].copy(),
         )
 
     def _strip_rows(self):
@@ -280,13 +402,14 @@ class Segment:
 
         A ligament of n strips gives n rows: insertions spread by eq. (9a), rest length
         ``l0 L_k / L`` (same reference strain as the ligament, see :mod:`segment.ligament`),
-        the curve's forces over n, and zero forces (the alive multiplier 0) for a ruptured
-        strip. One strip is the ligament's own numbers, unchanged to the bit.
+        the curve's forces over n, times the strip's carrying multiplier (0 for a ruptured
+        strip, ``1 - cut`` for one cut surgically). One strip is the ligament's own numbers,
+        unchanged to the bit.
         """
         a_rows, b_rows, l0_rows, eps_rows, f_rows = [], [], [], [], []
         s0 = np.asarray(self.reference.s0, dtype=float)
         R0 = np.asarray(self.reference.R0, dtype=float)
-        alive = iter(self.alive)
+        alive = iter(self._carrying)
         for lig in self.ligaments:
             n = lig.strips
             if n == 1:
@@ -343,16 +466,17 @@ class Segment:
     def state(self, q) -> SegmentState:
         """Every element's forces at ``q``."""
         q, _ = self._check(q, Load.zero())
-        disc, lig, fac = _element_state(q, self._params)
+        disc, lig, fac, res = _element_state(q, self._params)
         lig_b = self._params[5]
         strip_no = [k for x in self.ligaments for k in range(1, x.strips + 1)]
         ligs = tuple(
             LigamentState(name=name, length=lig[i, 0], strain=lig[i, 1], tension=lig[i, 2],
-                          beyond_max=bool(lig[i, 1] > x.curve.strain[2]),
+                          beyond_max=bool(lig[i, 1] > x.curve.strain[2])
+                          and self.cut.get(name, 0.0) < 1.0,
                           insertion_c5_in_c6=lig[i, 3:6].copy(),
                           insertion_c6=lig_b[i].copy(), force_on_c5=lig[i, 6:9].copy(),
                           ligament=x.name, strip=strip_no[i], strips=x.strips,
-                          ruptured=name in self.ruptured)
+                          ruptured=name in self.ruptured, cut=self.cut.get(name, 0.0))
             for i, (name, x) in enumerate(zip(
                 self.strip_names, (self.ligaments[j] for j in self.strip_ligament),
                 strict=True)))
@@ -363,13 +487,19 @@ class Segment:
                        blend_weight=fac[i, 1], sin_alpha=fac[i, 2],
                        dislocated=int(fac[i, 4]) == DISLOCATED)
             for i, f in enumerate(self.facets))
-        return SegmentState(q=q, disc_force=disc, ligaments=ligs, facets=facs)
+        rest = tuple(
+            RestraintState(name=x.name, point=res[i, :3].copy(), force_on_c5=res[i, 3:].copy(),
+                           displacement=res[i, :3] - x.point_c6)
+            for i, x in enumerate(self.restraints))
+        return SegmentState(q=q, disc_force=disc, ligaments=ligs, facets=facs, restraints=rest)
 
     def replace(self, **changes) -> Segment:
         """A copy with some fields replaced (``disc=``, ``ligaments=``, ``facets=`` ...)."""
         fields = {"reference": self.reference, "disc": self.disc, "ligaments": self.ligaments,
                   "facets": self.facets, "contact_law": self.contact_law,
-                  "inertia": self.inertia, "ruptured": self.ruptured}
+                  "inertia": self.inertia, "ruptured": self.ruptured,
+                  "restraints": self.restraints, "cut": self.cut, "clinical": self.clinical,
+                  "operated": self.operated}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"unknown Segment fields {sorted(unknown)}; known: {sorted(fields)}")
@@ -385,7 +515,8 @@ class Segment:
             raise ValueError(f"unknown ligament(s) {missing}; this model has {known}")
         kept = tuple(x for x in self.ligaments if x.name in names)
         strips = {n for x in kept for n in x.strip_names}
-        return self.replace(ligaments=kept, ruptured=self.ruptured & strips)
+        return self.replace(ligaments=kept, ruptured=self.ruptured & strips,
+                            cut={n: f for n, f in self.cut.items() if n in strips})
 
     @functools.cached_property
     def _predictor(self):

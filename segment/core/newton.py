@@ -31,12 +31,14 @@ from segment.elements.tangent import (
     F_N2,
     F_R1,
     F_R2,
+    F_SCALE,
     G_LAW,
     G_R0,
     G_S0,
     L_A,
     L_B,
     L_EPS,
+    L_F,
     L_L0,
     _axes,
     _rows3,
@@ -262,7 +264,10 @@ def _beyond_limits(q, packed, lig_out, fac_out):
     """Mark the failure limits at ``q``; returns True when any is reached.
 
     ``lig_out[i]``: ligament i past eps_max, the strain of point C (Table 3); ``fac_out[j]``:
-    facet j dislocated (regime ``dislocated`` of :mod:`segment.facet`, item 9).
+    facet j dislocated (regime ``dislocated`` of :mod:`segment.facet`, item 9). A strip row
+    that carries nothing (F_max = 0: cut through surgically or ruptured) is never flagged
+    here: a cut strip is no failure, and a ruptured one is flagged by the caller
+    (:func:`_solve_checked`, ``Segment.ruptured``).
     """
     return _limits_and_facet_forces(q, packed, lig_out, fac_out,
                                     np.empty(packed[2].shape[0]))
@@ -273,7 +278,7 @@ def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
     """:func:`_beyond_limits`, and the contact force magnitude [N] of each facet joint into
     ``force_out`` from the same contact evaluation (the residual's facet term: the force of
     the penetration ``u``, zero when apart)."""
-    glob, lig, fac = packed
+    glob, lig, fac = packed[0], packed[1], packed[2]
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
@@ -284,7 +289,7 @@ def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
     for i in range(lig.shape[0]):
         d = sub(_rows3(lig, i, L_B), add(p, mat_vec(R, _rows3(lig, i, L_A))))
         strain = (math.sqrt(dot(d, d)) - lig[i, L_L0]) / lig[i, L_L0]
-        lig_out[i] = strain > lig[i, L_EPS + 2]
+        lig_out[i] = strain > lig[i, L_EPS + 2] and lig[i, L_F + 2] != 0.0
         any_flag = any_flag or lig_out[i]
     zc = 0j
     for i in range(fac.shape[0]):
@@ -296,7 +301,8 @@ def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
             (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
             fac[i, F_R1], (c2[0] + zc, c2[1] + zc, c2[2] + zc),
             (n2[0] + zc, n2[1] + zc, n2[2] + zc), fac[i, F_R2], fac[i, F_BLEND], law[3] > 0.5)
-        force_out[i] = _contact_force(u, law)[0].real if u.real > 0.0 else 0.0
+        force_out[i] = (_contact_force(u, law)[0].real * fac[i, F_SCALE] if u.real > 0.0
+                        else 0.0)
         fac_out[i] = regime == DISLOCATED
         any_flag = any_flag or fac_out[i]
     return any_flag
@@ -413,8 +419,9 @@ class EquilibriumResult:
     status : int
         0 converged, 1 iteration limit, 2 line search failed, 3 load stepping failed,
         4 non-finite residual, 5 singular Jacobian, 6 converged beyond the failure limits
-        (an equilibrium with a dislocated facet or a ligament past eps_max: see
-        :attr:`limit_flags`).
+        (an equilibrium with a dislocated facet, a ligament past eps_max or a model with
+        ruptured strips: see :attr:`limit_flags`). Ligaments cut and facets removed in a
+        clinical state are no failure (:attr:`clinical_state`).
     message : str
     iterations : int
         Newton steps taken, over all load steps.
@@ -448,16 +455,25 @@ class EquilibriumResult:
     """Raw iteration log, shape (n, 3): load fraction, residual norm, step length per step."""
 
     def __repr__(self) -> str:
+        name = self.load.name
+        if self.model.clinical:          # a clinical state: say which
+            name = f"{name} [{self.model.clinical_label}]"
         if not self.converged:
-            return f"EquilibriumResult({self.load.name}: {self.message})"
+            return f"EquilibriumResult({name}: {self.message})"
         d = np.concatenate([self.q[:3], np.degrees(self.q[3:])])
         shown = ", ".join(f"{v + 0.0:.4g}" for v in np.round(d, 6))
         if not self.intact:     # past a failure limit: say which first, short
             flags = "; ".join(self.limit_flags)
             flags = flags if len(flags) <= 80 else flags[:77] + "..."
-            return f"EquilibriumResult({self.load.name}: converged BEYOND LIMITS ({flags}))"
-        return (f"EquilibriumResult({self.load.name}: converged in {self.iterations} "
+            return f"EquilibriumResult({name}: converged BEYOND LIMITS ({flags}))"
+        return (f"EquilibriumResult({name}: converged in {self.iterations} "
                 f"iterations; q = [{shown}] mm, deg from the reference pose)")
+
+    @property
+    def clinical_state(self) -> str:
+        """The model's clinical state (``Segment.clinical_label``): ``"intact"`` or the
+        states applied, e.g. ``"laminectomy"`` (:mod:`segment.core.states`)."""
+        return self.model.clinical_label
 
     # scipy.optimize-style names, for users of scipy.optimize.root
     @property
@@ -503,6 +519,8 @@ class EquilibriumResult:
         # one state per strip (segment.ligament strips); a strip shares its ligament's eps_max
         eps_max = {lig.name: float(lig.curve.strain[2]) for lig in self.model.ligaments}
         for s in st.ligaments:
+            if s.cut == 1.0:   # removed surgically (a clinical state): no failure
+                continue
             if s.ruptured:     # broken on a ramp (segment.ramp): carries nothing
                 flags.append(f"ligament {s.name} ruptured")
             elif s.beyond_max:
@@ -512,7 +530,8 @@ class EquilibriumResult:
 
     @property
     def intact(self) -> bool:
-        """No facet dislocated and no ligament past eps_max at ``q``."""
+        """No facet dislocated, no ligament past eps_max and none ruptured at ``q`` (a
+        ligament cut in a clinical state is no failure: see :attr:`clinical_state`)."""
         return not self.limit_flags
 
     @functools.cached_property
@@ -580,6 +599,7 @@ class EquilibriumResult:
         st = self.state
         return {
             "load": self.load.name,
+            "clinical_state": self.clinical_state,
             "converged": self.converged,
             "status": self.status,
             "message": self.message,
@@ -622,6 +642,8 @@ def _solve_checked(model, load, q0, tol, max_iterations, q_unloaded,
     q, status, norm, n_log, n_steps, load_steps = _solve_predicted(
         model._packed, load._vector, q, predict,
         model._predictor if predict else _NO_PREDICTOR, tol, max_iterations, log)
+    if status == CONVERGED and model.ruptured:
+        status = CONVERGED_BEYOND_LIMITS   # strips broke under load: past a failure limit
     q.setflags(write=False)      # the result's state is computed from it: keep them together
     return EquilibriumResult(
         q=q, converged=status in CONVERGED_STATUSES, status=int(status), iterations=n_steps,

@@ -19,10 +19,12 @@ from numba import njit
 if TYPE_CHECKING:
     pass
 
+from segment.elements._vec import scale
 from segment.elements.disc import _add_disc_force
 from segment.elements.facet import _facet_state
 from segment.elements.kinematics import _add_load, _add_point_force, _pose
 from segment.elements.ligament import _ligament_state
+from segment.elements.restraint import _restraint_state
 from segment.elements.tangent import _residual_tangent
 
 COMPLEX_STEP = 1e-20
@@ -34,7 +36,7 @@ COMPLEX_STEP = 1e-20
 def _generalized_force(q, load, params):
     """Residual at complex ``q`` (6,): internal generalized forces plus the load."""
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
     Q = np.zeros(6, dtype=np.complex128)
     p, R, R0, h1, h2, h3 = _pose(q, s0, r0)
     _add_disc_force(Q, q, k_pos, k_neg)
@@ -44,7 +46,10 @@ def _generalized_force(q, load, params):
     for i in range(fac_r1.shape[0]):
         st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
                           law)
-        _add_point_force(Q, st[1], st[8], p, R0, h1, h2, h3)
+        _add_point_force(Q, st[1], scale(fac_scale[i], st[8]), p, R0, h1, h2, h3)
+    for i in range(pts.shape[0]):
+        x, force = _restraint_state(i, p, R, pts)
+        _add_point_force(Q, x, force, p, R0, h1, h2, h3)
     _add_load(Q, load, r0, h1, h2, h3)
     return Q
 
@@ -103,9 +108,10 @@ def _residual_jacobian_complex_step(q, load, params):
 
 @njit(cache=True)
 def _element_state(q, params):
-    """Per-element quantities at real ``q`` (see :meth:`Segment.state`)."""
+    """Per-element quantities at real ``q`` (see :meth:`Segment.state`): disc, ligament,
+    facet and point-restraint rows."""
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
     qc = q.astype(np.complex128)
     p, R, _, _, _, _ = _pose(qc, s0, r0)
     disc = np.zeros(6, dtype=np.complex128)
@@ -129,11 +135,18 @@ def _element_state(q, params):
         fac[i, 0] = max(u.real, 0.0)
         fac[i, 1] = weight.real
         fac[i, 2] = sin_a.real
-        fac[i, 3] = mag.real
+        fac[i, 3] = mag.real * fac_scale[i]
         fac[i, 4] = regime
         fac[i, 5] = case
         for k in range(3):
             fac[i, 6 + k] = point[k].real
             fac[i, 9 + k] = direction[k].real
-            fac[i, 12 + k] = force[k].real
-    return disc.real, lig, fac
+            fac[i, 12 + k] = force[k].real * fac_scale[i]
+    k = pts.shape[0]
+    res = np.empty((k, 6))  # C5 point (3), force on C5 (3), both in C6
+    for i in range(k):
+        x, force = _restraint_state(i, p, R, pts)
+        for j in range(3):
+            res[i, j] = x[j].real
+            res[i, 3 + j] = force[j].real
+    return disc.real, lig, fac, res

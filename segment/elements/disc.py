@@ -32,7 +32,11 @@ class DiscStiffness:
     Parameters
     ----------
     k_positive, k_negative : array_like, shape (6,)
-        Stiffness for q_i >= 0 and q_i < 0 [N/mm for x, y, z; N mm/rad for the rotations].
+        Stiffness for q_i >= 0 and q_i < 0 [N/mm for x, y, z; N mm/rad for the rotations],
+        each >= 0. Zero is allowed for a device that takes over a coordinate (the disc
+        prosthesis of :mod:`segment.core.states` restrains translation at its centre of
+        rotation instead, :mod:`segment.elements.restraint`); the data tables still require
+        > 0 (:data:`segment.io.PLAUSIBLE`).
     damping : array_like, shape (6,)
         Damping [N s/mm; N mm s/rad]. Used by dynamics only.
     """
@@ -48,11 +52,10 @@ class DiscStiffness:
                 raise ValueError(f"disc: {name} must have shape (6,), got {a.shape}")
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"disc: {name} must be finite, got {a.tolist()}")
-            bad = a <= 0 if name != "damping" else a < 0
+            bad = a < 0
             if np.any(bad):
                 i = int(np.argmax(bad))
-                limit = "> 0" if name != "damping" else ">= 0"
-                raise ValueError(f"disc: {name}[{DOF_NAMES[i]}] must be {limit}, got {a[i]}")
+                raise ValueError(f"disc: {name}[{DOF_NAMES[i]}] must be >= 0, got {a[i]}")
             a.setflags(write=False)
             object.__setattr__(self, name, a)
 

@@ -678,20 +678,31 @@ def c6_normals(inclination_deg: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class FacetJoint:
     """One facet joint: the C6 superior facet (disc 2, C6 frame) and the C5 inferior facet
-    (disc 1, C5 frame), with the blending constant C."""
+    (disc 1, C5 frame), with the blending constant C.
+
+    ``contact_scale`` (default 1, the published model) multiplies the contact law's force
+    (and damping) of this joint: the fraction of the articular area left after a partial
+    resection (:func:`segment.core.states.resect_facet`: a thin elastic layer's contact
+    stiffness is proportional to its area). It must lie in (0, 1].
+    """
 
     side: str
     disc_c6: Disc
     disc_c5: Disc
     blend: float
+    contact_scale: float = 1.0
 
     def __post_init__(self):
         if not (np.isfinite(self.blend) and self.blend >= 0):
             raise ValueError(f"facet {self.side!r}: blend_C must be >= 0, got {self.blend}")
+        s = self.contact_scale
+        if isinstance(s, bool) or not (np.isfinite(s) and 0.0 < s <= 1.0):
+            raise ValueError(f"facet {self.side!r}: contact_scale must be in (0, 1], got {s!r}")
 
     @classmethod
     def at_reference(cls, side: str, *, center_c6, inclination_deg: float, radius_c6: float,
-                     radius_c5: float, gap: float, blend: float, reference) -> FacetJoint:
+                     radius_c5: float, gap: float, blend: float, reference,
+                     contact_scale: float = 1.0) -> FacetJoint:
         """Build a joint whose faces are parallel at the reference pose.
 
         The C6 facet normal is inclined ``inclination_deg`` to the transverse plane, facing
@@ -704,7 +715,7 @@ class FacetJoint:
         R0, s0 = reference.R0, reference.s0
         disc_c5 = Disc(rows_in_frame(R0, (c1_c6 - s0)[None])[0],
                        rows_in_frame(R0, -n2[None])[0], radius_c5)
-        return cls(side, Disc(c2, n2, radius_c6), disc_c5, blend)
+        return cls(side, Disc(c2, n2, radius_c6), disc_c5, blend, contact_scale)
 
     def geometry(self, reference) -> dict:
         """The parameters of :meth:`at_reference` that rebuild this joint (mm, deg)."""
@@ -717,6 +728,7 @@ class FacetJoint:
             "radius_c5": self.disc_c5.radius,
             "gap": float((c1_c6 - self.disc_c6.center) @ n2),
             "blend": self.blend,
+            "contact_scale": self.contact_scale,
         }
 
     def modified(self, reference, **changes) -> FacetJoint:

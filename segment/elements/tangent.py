@@ -47,6 +47,7 @@ from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
 from segment.elements.facet import _contact, _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.ligament import _trilinear
+from segment.elements.restraint import P_K, P_WIDTH, _restraint_state
 
 __all__: list[str] = []
 
@@ -58,25 +59,31 @@ __all__: list[str] = []
 # 0.67 us, residual and Jacobian 1.8 -> 1.1 us). Column offsets:
 G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (28,): R0 row-major
 L_A, L_B, L_L0, L_EPS, L_F = 0, 3, 6, 7, 10                # lig (n, 13): one row per ligament
-F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 15)
-L_WIDTH, F_WIDTH = L_F + 3, F_BLEND + 1
+F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 16)
+F_SCALE = 15          # contact_scale of FacetJoint (1 = the published law), appended last
+L_WIDTH, F_WIDTH = L_F + 3, F_SCALE + 1
 
 
 def pack(params):
-    """``Segment._params`` (17 arrays) -> the packed ``(glob, lig, fac)`` of this module.
+    """``Segment._params`` (19 arrays) -> the packed ``(glob, lig, fac, pts)`` of this module.
 
     ``lig`` rows: C5 insertion (C5 frame), C6 insertion (C6 frame), l0, the three strains
     and the three forces of the trilinear law; ``fac`` rows: C5 facet centre and normal (C5
-    frame) and radius, C6 facet centre and normal (C6 frame) and radius, blend constant C.
+    frame) and radius, C6 facet centre and normal (C6 frame) and radius, blend constant C,
+    contact scale (the remaining area fraction of a resected facet, 1 for the published one);
+    ``pts`` rows: the point restraints of :mod:`segment.elements.restraint` (C5 point, C6
+    point, stiffness; zero rows for a model without a device), appended last so that the
+    first three entries keep their layout.
     """
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
     glob = np.concatenate([s0, np.asarray(r0).ravel(), k_pos, k_neg, law])
     lig = np.column_stack([lig_a, lig_b, lig_l0, lig_eps, lig_f]).reshape(-1, L_WIDTH)
     fac = np.column_stack([fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
-                           fac_blend]).reshape(-1, F_WIDTH)
+                           fac_blend, fac_scale]).reshape(-1, F_WIDTH)
     return (np.ascontiguousarray(glob, dtype=float), np.ascontiguousarray(lig, dtype=float),
-            np.ascontiguousarray(fac, dtype=float))
+            np.ascontiguousarray(fac, dtype=float),
+            np.ascontiguousarray(np.asarray(pts, dtype=float).reshape(-1, P_WIDTH)))
 
 
 @njit(cache=True)
@@ -199,9 +206,9 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
 def _residual_tangent(q, load, packed, with_jacobian):
     """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``.
 
-    ``packed`` is the ``(glob, lig, fac)`` of :func:`pack`.
+    ``packed`` is the ``(glob, lig, fac, pts)`` of :func:`pack`.
     """
-    glob, lig, fac = packed
+    glob, lig, fac, pts = packed
     r = np.zeros(6)
     J = np.zeros((6, 6))
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
@@ -259,10 +266,16 @@ def _residual_tangent(q, load, packed, with_jacobian):
         c2 = _rows3(fac, i, F_C2)
         n2 = _rows3(fac, i, F_N2)
         r1, r2, blend = fac[i, F_R1], fac[i, F_R2], fac[i, F_BLEND]
+        s_area = fac[i, F_SCALE]
         if with_jacobian:
             f, pt, touching = _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g,
                                                     h, df, da)
             if touching:
+                if s_area != 1.0:   # a resected facet: force and its slope times the area
+                    f = scale(s_area, f)
+                    for j in range(6):
+                        for k in range(3):
+                            df[j, k] *= s_area
                 _add_point_force_jacobian(r, J, f, sub(pt, p), df, da, g, h)
         else:
             zc = 0j
@@ -272,13 +285,31 @@ def _residual_tangent(q, load, packed, with_jacobian):
                 (n2[0] + zc, n2[1] + zc, n2[2] + zc), r2, blend, law[3] > 0.5)
             if u.real > 0.0:
                 mag, _ = _contact_force(u, law)
-                f = (mag.real * direction[0].real, mag.real * direction[1].real,
-                     mag.real * direction[2].real)
+                mr = mag.real * s_area
+                f = (mr * direction[0].real, mr * direction[1].real, mr * direction[2].real)
                 m = cross((point[0].real - p[0], point[1].real - p[1], point[2].real - p[2]),
                           f)
                 for k in range(3):
                     r[k] += dot(g[k], f)
                     r[3 + k] += dot(h[k], m)
+    # point restraints (segment.elements.restraint): f = -K (p + R a - b), df = -K dx
+    for i in range(pts.shape[0]):
+        x, f = _restraint_state(i, p, R, pts)
+        arm = sub(x, p)
+        if with_jacobian:
+            _material_motion(arm, g, h, da)
+            for j in range(6):
+                for k in range(3):
+                    df[j, k] = -pts[i, P_K + k] * da[j, k]
+            for j in range(3):   # translations do not change the arm
+                for k in range(3):
+                    da[j, k] = 0.0
+            _add_point_force_jacobian(r, J, f, arm, df, da, g, h)
+        else:
+            m = cross(arm, f)
+            for k in range(3):
+                r[k] += dot(g[k], f)
+                r[3 + k] += dot(h[k], m)
     # load: force through the C5 origin (Q_t = F), moment fixed in the joint frame
     r[0] += load[0]
     r[1] += load[1]

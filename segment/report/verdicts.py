@@ -38,7 +38,8 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
     agree : DataFrame
         :func:`segment.validation.agreement_table` (model and reference as magnitudes).
     flexion_stiffness : DataFrame, optional
-        ``validation_flexion_stiffness`` of section 11 (rows of model "published" are judged).
+        ``validation_flexion_stiffness`` of the calibration section (rows of model "published"
+        are judged).
     failure : DataFrame, optional
         ``failure_loads`` of section 10 (FLX first rupture against Voo et al. 1998).
 

@@ -171,8 +171,10 @@ class BatchResult:
 
     @property
     def intact(self) -> np.ndarray:
-        """No facet dislocated and no ligament past eps_max at q (bool, shape (...))."""
-        return ~(self.ligament_beyond_max.any(axis=-1) | self.facet_dislocated.any(axis=-1))
+        """No facet dislocated, no ligament past eps_max at q and none ruptured (status 6 is
+        never intact) (bool, shape (...))."""
+        return ~(self.ligament_beyond_max.any(axis=-1) | self.facet_dislocated.any(axis=-1)
+                 | (self.status == CONVERGED_BEYOND_LIMITS))
 
     def __repr__(self) -> str:
         n = int(np.size(self.converged))
@@ -313,6 +315,8 @@ def _solve_model(model, F, Q0, Qstep, predict, tol, max_iterations, progress_lab
         sl = slice(start, min(n, start + CHUNK))
         launch(_solve_batch, packed, F[sl], Q0[sl], Qstep[sl], predictor, tol, max_iterations,
                q[sl], status[sl], norm[sl], iters[sl], lig[sl], fac[sl], n_threads=n_threads)
+        if model.ruptured:   # strips broke under load: past a failure limit (as solve says)
+            status[sl][status[sl] == CONVERGED] = CONVERGED_BEYOND_LIMITS
         done += sl.stop - sl.start
         if total > CHUNK:
             log.info("%s: %d / %d equilibria", progress_label, done, total)

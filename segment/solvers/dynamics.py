@@ -110,6 +110,7 @@ from segment.elements.facet import ContactLaw, _contact, _contact_force, _facet_
 from segment.elements.kinematics import _add_load, _add_point_force, _pose
 from segment.elements.ligament import _ligament_state
 from segment.elements.loads import Load
+from segment.elements.restraint import P_B, P_K, _restraint_state
 from segment.elements.tangent import L_EPS, _axes
 
 __all__ = [
@@ -191,7 +192,7 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
     ``clip`` False skips the tension-only / compression-only clipping (linear damping matrix).
     """
     (s0, r0, k_pos, k_neg, lig_a, lig_c6, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
     Qc = np.zeros((5, 6), dtype=np.complex128)
     qc = np.empty(6, dtype=np.complex128)
     for k in range(6):
@@ -232,22 +233,30 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
                               fac_blend, law)
             u = st[0]
             rate = u.imag / RATE_STEP
-            f_el = st[7].real
+            f_el = st[7].real * fac_scale[i]   # a resected facet: times its area fraction
             total = 0.0
             if u.real > 0.0:
-                total = f_el + fac_b * rate
+                total = f_el + fac_b * fac_scale[i] * rate
                 if clip and total < 0.0:
                     total = 0.0
             fac[i, 0] = max(u.real, 0.0)
             fac[i, 1] = rate
             fac[i, 2] = f_el
             fac[i, 3] = total
-            v_fac += _contact_energy(u.real, law)
+            v_fac += _contact_energy(u.real, law) * fac_scale[i]
             point = _re(st[1])
             direction = _re(st[2])
             _add_point_force(Qc[2], point, scale(f_el, direction), pr, R0, h1r, h2r, h3r)
             _add_point_force(Qc[3], point, scale(total - f_el, direction), pr, R0, h1r, h2r,
                              h3r)
+        # point restraints of a device (segment.elements.restraint): elastic, booked with
+        # the disc (row 0) whose place they take; V = 1/2 d . K d
+        for i in range(pts.shape[0]):
+            x, force = _restraint_state(i, p, R, pts)
+            for k in range(3):
+                d = x[k].real - pts[i, P_B + k]
+                v_el += 0.5 * pts[i, P_K + k] * d * d
+            _add_point_force(Qc[0], _re(x), _re(force), pr, R0, h1r, h2r, h3r)
     _add_load(Qc[4], load, r0, h1r, h2r, h3r)
     for r_ in range(5):
         for k in range(6):
@@ -373,7 +382,7 @@ def _damping_arrays(model: Segment, damping: bool):
     disc_b = np.array(model.disc.damping, dtype=float) * f
     # per strip row: the ligament's damping over its strip count, none for a ruptured strip
     lig_b = np.array([model.ligaments[j].damping / model.ligaments[j].strips
-                      for j in model.strip_ligament], dtype=float).reshape(-1) * f * model.alive
+                      for j in model.strip_ligament], dtype=float).reshape(-1) * f * model._carrying
     return disc_b, lig_b, float(model.contact_law.damping) * f
 
 
@@ -634,8 +643,8 @@ def _simulate_with_rupture(model, load_fn, y0, t_end, t_eval, damping, iner, gra
     while True:
         params, packed = current._params, current._packed
         disc_b, lig_b, fac_b = _damping_arrays(current, damping)
-        glob, lig, _ = packed
-        alive = current.alive
+        glob, lig = packed[0], packed[1]
+        alive = current._carrying
 
         def fun(t, y_, params=params, disc_b=disc_b, lig_b=lig_b, fac_b=fac_b):
             _report_time(t, t_end, wall, progress)

@@ -223,7 +223,7 @@ def _break(packed, lig0, alive, i, load, q, tol, max_iterations, sub, log):
 
 
 @njit(cache=True)
-def _ramp_kernel(glob, lig0, fac, f, to_scale, steps, q0, alive0, tol, max_iterations,
+def _ramp_kernel(glob, lig0, fac, pts, f, to_scale, steps, q0, alive0, tol, max_iterations,
                  lim_dof, lim_bound, no_taut_rule, out_s, out_q, out_kind, out_strip):
     """The ramp of the module docstring. Returns ``(rows, status, alive, limit_kind,
     limit_index)`` (``limit_index``: the bound of ``lim_dof``/``lim_bound`` that fired).
@@ -236,7 +236,7 @@ def _ramp_kernel(glob, lig0, fac, f, to_scale, steps, q0, alive0, tol, max_itera
     for i in range(lig.shape[0]):
         if alive[i] == 0.0:
             _kill(lig, alive, i)
-    packed = (glob, lig, fac)
+    packed = (glob, lig, fac, pts)
     sub = np.empty((max_iterations, 2))
     log = np.empty((5 * max_iterations, 3))
     q = q0.copy()
@@ -556,7 +556,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
 
     tol, max_iterations = _check_tolerances(tol, max_iterations)
     unloaded = model.unloaded
-    glob, lig, fac = model._packed
+    glob, lig, fac, pts = model._packed
     names = model.strip_names
     if not unloaded.converged:
         frame = _frame([], load, np.zeros(6), [], [], [])
@@ -573,12 +573,16 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     out_strip = np.empty(size, dtype=np.int64)
     q_unloaded = np.array(unloaded.q)
     n, status, alive, limit_kind, limit_index = _ramp_kernel(
-        glob, lig, fac, load._vector, float(to_scale), int(steps), q_unloaded, model.alive,
+        glob, lig, fac, pts, load._vector, float(to_scale), int(steps), q_unloaded,
+        model._carrying,
         tol, max_iterations, lim_dof, lim_bound, limits is not None,
         out_s, out_q, out_kind, out_strip)
     rows = list(zip(out_s[:n].tolist(), out_q[:n], out_kind[:n].tolist(),
                     out_strip[:n].tolist(), strict=True))
-    broken = frozenset(names[i] for i in np.flatnonzero(alive == 0.0))
+    # a strip cut through surgically (a clinical state) carries nothing from the start and
+    # never ruptures
+    broken = frozenset(names[i] for i in np.flatnonzero(alive == 0.0)
+                       if model.cut.get(names[i], 0.0) < 1.0)
     final = model.replace(ruptured=broken) if broken != model.ruptured else model
     events = []
     event_text = []

@@ -178,7 +178,7 @@ def pack_plan(space, model) -> PackPlan:
 
 
 def _build(space, model) -> PackPlan:
-    glob0, lig0, fac0 = model._packed
+    glob0, lig0, fac0 = model._packed[:3]
     n_glob = glob0.size
     rows = ligament_rows(model)
     l0_model = {x.name: x.l0 for x in model.ligaments}

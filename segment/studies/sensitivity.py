@@ -58,6 +58,7 @@ from segment.elements.tangent import (
     F_N2,
     F_R1,
     F_R2,
+    F_SCALE,
     G_K_NEG,
     G_K_POS,
     G_LAW,
@@ -88,14 +89,15 @@ def _c3(a, i, k, da, d, h):
 
 
 @njit(cache=True)
-def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law):
-    """Add facet joint's generalized force (complex) to ``Q``; geometry as complex tuples."""
+def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law, s_area):
+    """Add facet joint's generalized force (complex) to ``Q``; geometry as complex tuples;
+    ``s_area`` the joint's contact scale (``F_SCALE``)."""
     c1 = add(p, mat_vec(R, c1_c5))
     n1 = mat_vec(R, n1_c5)
     u, point, direction, _, _, _, _ = _contact(c1, n1, r1, c2, n2, r2, blend, law[3] > 0.5)
     if u.real > 0.0:
         mag, _ = _contact_force(u, law)
-        _add_point_force(Q, point, scale(mag, direction), p, R0, h1, h2, h3)
+        _add_point_force(Q, point, scale(mag * s_area, direction), p, R0, h1, h2, h3)
 
 
 @njit(cache=True)
@@ -197,10 +199,18 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
                                        law[3] > 0.5)
             if ud[0] > 0.0:   # in contact (apart: force and its derivatives vanish)
                 fd = vscale(_contact_force_dual(ud, law), dd)
+                s_area = fac[i, F_SCALE]
+                if s_area != 1.0:   # a resected facet: the law times its area fraction
+                    fd = ((fd[0][0] * s_area, fd[0][1] * s_area, fd[0][2] * s_area,
+                           fd[0][3] * s_area, fd[0][4] * s_area, fd[0][5] * s_area),
+                          (fd[1][0] * s_area, fd[1][1] * s_area, fd[1][2] * s_area,
+                           fd[1][3] * s_area, fd[1][4] * s_area, fd[1][5] * s_area),
+                          (fd[2][0] * s_area, fd[2][1] * s_area, fd[2][2] * s_area,
+                           fd[2][3] * s_area, fd[2][4] * s_area, fd[2][5] * s_area))
                 f = (fd[0][0], fd[1][0], fd[2][0])
                 pt = (pd[0][0], pd[1][0], pd[2][0])
                 arm = sub(pt, pr)
-                slope = _contact_force(ud[0] + 0j, law)[1]
+                slope = _contact_force(ud[0] + 0j, law)[1] * s_area
                 for s in range(ns):
                     d = items[start + s]
                     dfs = (fd[0][1 + s], fd[1][1 + s], fd[2][1 + s])
@@ -232,7 +242,7 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
     """``out[:, d]`` = dR/dp_d at real ``q`` (6,) for the D directions of ``dglob (D, 27)``,
     ``dlig (D, n, 13)``, ``dfac (D, m, 15)`` (see the module docstring); ``touch`` (D,
     1 + n + m) are the flags of :func:`touch_flags` (which elements each direction moves)."""
-    glob, lig, fac = packed
+    glob, lig, fac = packed[0], packed[1], packed[2]
     h = COMPLEX_STEP
     n_dir = dglob.shape[0]
     qc = np.empty(6, dtype=np.complex128)
@@ -325,9 +335,9 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
                     Qp[k] = 0j
                     Qm[k] = 0j
                 _facet_q(Qp, p, R, R0, h1, h2, h3, c1r, n1r, r1 + st * dr1, c2r, n2r,
-                         r2 + st * dr2, br, law)
+                         r2 + st * dr2, br, law, fac[i, F_SCALE])
                 _facet_q(Qm, p, R, R0, h1, h2, h3, c1r, n1r, r1 - st * dr1, c2r, n2r,
-                         r2 - st * dr2, br, law)
+                         r2 - st * dr2, br, law, fac[i, F_SCALE])
                 for k in range(6):
                     out[k, d] += (Qp[k].real - Qm[k].real) / (2.0 * st)
         for k in range(6):
@@ -464,7 +474,7 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     p = space.nominal.copy() if p is None else space.check(p)[0]
     variant = space.apply(model, p)
     packed = space.pack(model, p[None])
-    packed = tuple(np.ascontiguousarray(x[0]) for x in packed)
+    packed = (*(np.ascontiguousarray(x[0]) for x in packed), model._packed[3])
     dg, dl, df = _dpacked(space, model, p)
     out = {}
     for key, ld in (("loaded", load), ("unloaded", Load.zero())):

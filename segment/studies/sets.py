@@ -98,7 +98,8 @@ def _finish(q, st, packed, lig_flags, fac_flags, ffac):
 
 
 @njit(cache=True, parallel=True)
-def _sets_kernel(glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, q_nom, dq_nom,
+def _sets_kernel(glob, lig, fac, pts, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, q_nom,
+                 dq_nom,
                  with_sens, dglob, dlig, dfac, touch,
                  q_u, st_u, it_u, dq_u, q_out, st_out, it_out, norm_out, ffac_out, dq_out):
     """Unloaded equilibria of M sets, then every (set, load) pair; see the module doc.
@@ -112,7 +113,7 @@ def _sets_kernel(glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, 
     m_sets = glob.shape[0]
     n_loads = F.shape[0]
     for i in prange(m_sets):
-        packed = (glob[i], lig[i], fac[i])
+        packed = (glob[i], lig[i], fac[i], pts)
         zero = np.zeros(6)
         log_buf = np.zeros((5 * max_iterations, 3))
         sub_log = np.zeros((max_iterations, 2))
@@ -430,7 +431,8 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     q, st, it, q_u, st_u, ff, dq, dq_u = out
     it_u = np.empty(m_sets, dtype=np.int64)
     nrm = np.empty((m_sets, n_loads))
-    launch(_sets_kernel, glob, lig, fac, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, q_nom,
+    launch(_sets_kernel, glob, lig, fac, model._packed[3], F, tol, max_iterations, dP, q_nom_u,
+           dq_nom_u, q_nom,
            dq_nom, bool(sensitivities), dglob, dlig, dfac, touch, q_u, st_u, it_u,
            dq_u if sensitivities else np.zeros((1, 6, 1)), q, st, it, nrm, ff,
            dq if sensitivities else np.zeros((1, 1, 6, 1)), n_threads=n_threads)

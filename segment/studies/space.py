@@ -405,7 +405,7 @@ class ParameterSpace:
             P = self.check(P)
             dtype = float
         m_sets = P.shape[0]
-        glob0, lig0, fac0 = model._packed
+        glob0, lig0, fac0 = model._packed[:3]
         glob = np.repeat(glob0[None].astype(dtype), m_sets, axis=0)
         lig = np.repeat(lig0[None].astype(dtype), m_sets, axis=0)
         fac = np.repeat(fac0[None].astype(dtype), m_sets, axis=0)

@@ -94,7 +94,8 @@ class SceneParts:
         for s in state.ligaments:
             taut = s.tension > 0.0
             r = LIGAMENT_TAUT_MM if taut else LIGAMENT_SLACK_MM
-            if getattr(s, "ruptured", False):   # drawn by _ruptured_points: collapse the tube
+            # ruptured: drawn by _ruptured_points; cut through in a clinical state: not there
+            if getattr(s, "ruptured", False) or getattr(s, "cut", 0.0) == 1.0:
                 rings = _tube_rings(s.insertion_c6, s.insertion_c5_in_c6, 1e-4, 1e-4, 1e-4,
                                     1e-4, TUBE_RING)
                 rings[:] = s.insertion_c6
@@ -165,6 +166,11 @@ class SceneParts:
         broken = [s.name for s in state.ligaments if getattr(s, "ruptured", False)]
         if broken:
             lines.append("ruptured (black stubs): " + ", ".join(broken))
+        if getattr(self.model, "clinical", ()):    # a clinical state (segment.core.states)
+            lines.append(f"clinical state: {self.model.clinical_label}")
+        removed = [s.name for s in state.ligaments if getattr(s, "cut", 0.0) == 1.0]
+        if removed:
+            lines.append("cut (not drawn): " + ", ".join(removed))
         return np.array(points).reshape(-1, 3), labels, "\n".join(lines)
 
     # -- public

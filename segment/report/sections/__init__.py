@@ -9,6 +9,7 @@ section by ``study.section(KEY)``, never by a typed number.
 from segment.report.sections import (
     agreement,
     calibration,
+    clinical,
     curves,
     displacements,
     failure,
@@ -22,4 +23,4 @@ from segment.report.sections import (
 )
 
 SECTIONS = (overview, displacements, agreement, curves, forces, unloaded, sensitivity, solver,
-            uncertainty, failure, calibration, references)
+            uncertainty, failure, clinical, calibration, references)

@@ -60,6 +60,8 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
                          f"{result.space_path}")
     tables = {}
     for f in sorted(src.glob("*.csv")):
+        if f.name == "states.csv":   # clinical procedures, not parameters: a folder without
+            continue                 # one uses the packaged states (segment.core.states)
         tables[f.name] = _read_rows(f)
     tname = Path(result.targets.path).name
     bases = "/".join(sorted(set(result.targets.sd_basis)))
