@@ -5,15 +5,22 @@ from __future__ import annotations
 import json
 import math
 
+from segment._checks import MAX_STRIPS
 from segment.cli._common import (
     UsageError,
     cases,
     check_output_file,
     command,
+    count_option,
     model_for,
     number_option,
     state_option,
 )
+
+MAX_RAMP_STEPS = 100_000
+"""Most load steps of ``segment ramp``: a step costs about 50 us (bench_ramp: 200 steps of a
+case to 100 x its load in 10 ms), so 100,000 steps take seconds and hold 100,000 rows; finer
+steps add nothing, ruptures are located between steps by bisection."""
 
 
 def register(sub) -> None:
@@ -22,10 +29,11 @@ def register(sub) -> None:
     p.add_argument("case", metavar="CASE", help="load case name")
     number_option(p, "--to-scale", required=True, metavar="S",
                   help="last load scale (multiples of the case's load)")
-    p.add_argument("--steps", type=int, default=200, metavar="N",
-                   help="equal load steps (default 200)")
-    p.add_argument("--strips", type=int, default=None, metavar="N",
-                   help="split every ligament into N strips (default: data/ligament_strips.csv)")
+    count_option(p, "--steps", maximum=MAX_RAMP_STEPS, why="MAX_RAMP_STEPS", default=200,
+                 metavar="N", help=f"equal load steps (default 200, at most {MAX_RAMP_STEPS:,})")
+    count_option(p, "--strips", maximum=MAX_STRIPS, why="MAX_STRIPS", default=None,
+                 metavar="N", help="split every ligament into N strips (default: "
+                                   f"data/ligament_strips.csv; at most {MAX_STRIPS})")
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write every equilibrium of the ramp (scale, load, q, events) as CSV")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -46,10 +54,6 @@ def run(args, argv) -> int:
     if args.to_scale > MAX_TO_SCALE:
         raise UsageError(f"--to-scale must be at most {MAX_TO_SCALE:g} (x the case's load), "
                          f"got {args.to_scale:g}")
-    if args.steps < 1:
-        raise UsageError(f"--steps must be >= 1, got {args.steps}")
-    if args.strips is not None and args.strips < 1:
-        raise UsageError(f"--strips must be >= 1, got {args.strips}")
     if args.out:
         check_output_file(args.out, "--out")
     model = model_for(args)
