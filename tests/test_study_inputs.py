@@ -484,6 +484,8 @@ LIMIT_CASES = {
     "calibrate --samples 10000000000": (("calibrate", "--samples", "10000000000"),
                                         "--samples"),
     "calibrate --samples -5": (("calibrate", "--samples", "-5"), "--samples"),
+    "simulate --t-end 1e9 --ramp 1e9": (("simulate", "FLX", "--t-end", "1e9", "--ramp", "1e9"),
+                                        "--t-end"),
 }
 
 
@@ -567,10 +569,20 @@ def test_api_arguments_are_checked_and_named(model, space):
         (lambda: space.sample(5, seed=-3), ValueError, "seed must be >= 0"),
         (lambda: model.with_strips(100000), ValueError, "strips must be an integer from 1"),
         (lambda: load_space(42), TypeError, "space must be a ParameterSpace"),
+        (lambda: segment.simulate(model, flx, t_end="1"), TypeError,
+         "t_end must be a number [s], got str"),
     ]
     for fn, kind, text in cases:
         with pytest.raises(kind, match=re.escape(text)):
             fn()
+
+
+def test_relaxation_reports_a_singular_mass_matrix_as_a_status(model):
+    """Issue: ``relax(m, FLX.scaled(1000))`` raised LinAlgError: C5 turns to phi_y = 270 deg,
+    where the Cardan mass matrix is singular."""
+    r = segment.relax(model, segment.LOAD_CASES["FLX"].scaled(1000))
+    assert not r.converged
+    assert "singular" in r.message and "cos(phi_y) = 0" in r.message
 
 
 def test_memory_is_checked_before_allocating(monkeypatch):
