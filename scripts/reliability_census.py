@@ -457,7 +457,9 @@ def api_probes() -> dict[str, tuple[bool, str]]:
             r = segment.relax(model, flx.scaled(1000))
         except Exception as exc:
             return False, f"{type(exc).__name__}: {exc}"[:200]
-        return hasattr(r, "status"), f"returned status {getattr(r, 'status', None)}"
+        ok = getattr(r, "converged", None) is False and bool(getattr(r, "message", ""))
+        return ok, f"returned converged={getattr(r, 'converged', None)}: " \
+                   f"{getattr(r, 'message', '')}"[:200]
 
     probes = {
         "solve_sets(None, ...)": lambda: _raises(lambda: solve_sets(None, P, [flx]), te,
