@@ -179,14 +179,11 @@ def cases(args, names):
 def space_and_model(args, space_option):
     """The parameter space (``--space``, else ``parameter_space.csv`` of ``--data``, else the
     packaged one), checked with ``--allow-implausible``, and the model of ``--data``."""
-    import segment
     from segment.studies.space import default_space_path, load_space
 
-    strict = not args.allow_implausible
     space_file = data_file(args, space_option, "parameter_space.csv", default_space_path())
-    space = load_space(space_file, strict=strict)
-    model = segment.c5c6(data_dir=args.data, strict=strict)
-    return space_file, space, model
+    space = load_space(space_file, strict=not args.allow_implausible)
+    return space_file, space, model_for(args)
 
 
 def data_file(args, given, name, default):
