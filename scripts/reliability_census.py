@@ -1,6 +1,6 @@
-"""Count the reliability defects of issue 14 on whichever ``segment`` is importable.
+"""Count the reliability defects of issues 14 and 21 on whichever ``segment`` is importable.
 
-Four classes, as the issue lists them:
+Issue 14, four classes:
 
 A. *data accepted wrong*: a malformed table of ``tests/data_mutations.py`` that should be
    rejected loads (or a harmless reformatting loads a different model);
@@ -11,8 +11,23 @@ B. *confusing or deep errors*: a data error that escapes as anything but ValueEr
 C. *solver settings* accepted wrongly or failing with an unrelated error;
 D. *contact geometry at extreme magnitudes*: NaN or an unrelated error from finite discs.
 
+Issue 21 (``--issue 21``), one class per kind of input the studies take:
+
+E. *study input files* (``tests/study_mutations.py``), counted per file (the parameter space,
+   the ligament strips, the calibration targets): accepted wrongly, or rejected without
+   naming the file, the field and the line;
+F. *files read back* (``SetsResult.read_parquet``): a tampered file accepted, or refused
+   without naming the file;
+G. *command-line sizes and counts*: not refused in one line naming the option with exit code
+   2 (or a memory blow-up, a hang, a scheduler failure that leaves the output folder changed);
+H. *API argument types*: not refused with an error naming the argument (or a raw
+   ``LinAlgError`` instead of a status);
+I. *one model, degenerate studies*: a study that computes something else than the model it
+   was given, writes other inputs than it used, or reports a degenerate study as a result.
+
     PYTHONPATH=<old checkout> python scripts/reliability_census.py     # "before"
     python scripts/reliability_census.py [--json FILE]                  # "after"
+    python scripts/reliability_census.py --issue 21 --json FILE         # classes E-I only
 """
 
 from __future__ import annotations
@@ -22,6 +37,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import sys
 import tempfile
 import warnings
@@ -260,6 +276,422 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
     return out
 
 
+# ============================================================== issue 21: study inputs
+def classify_study_mutation(m, reference, workdir: Path) -> tuple[str, str]:
+    """('ok' | 'A' | 'B', detail) for one study-input mutation (``tests/study_mutations``)."""
+    import study_mutations as sm
+
+    folder = sm.copy_inputs(data_dir(), workdir / m.id.replace(" ", "_").replace(":", ""))
+    m.apply(folder)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            obj = sm.load_input(m, folder)
+    except (ValueError, OSError) as exc:
+        msg = str(exc)
+        if m.expect == "accept":
+            return "B", f"valid file refused: {msg}"
+        if not _names_everything(msg, m):
+            return "B", f"message lacks file/field/line: {msg}"
+        return "ok", ""
+    except Exception as exc:
+        return "B", f"deep error {type(exc).__name__}: {exc}"
+    if m.expect == "reject":
+        return "A", "accepted"
+    fp = sm.input_fingerprint(obj)
+    ref = reference[m.file]
+    if fp.shape != ref.shape or not np.allclose(fp, ref, rtol=1e-12, atol=0):
+        return "A", "accepted with different values"
+    return "ok", ""
+
+
+def study_input_census(workdir: Path) -> dict[str, dict[str, tuple[str, str]]]:
+    import study_mutations as sm
+
+    ref_folder = sm.copy_inputs(data_dir(), workdir / "reference")
+    reference = {}
+    for f in sm.STUDY_FILES:
+        m = next(x for x in sm.STUDY_MUTATIONS if x.file == f)
+        reference[f] = sm.input_fingerprint(sm.load_input(m, ref_folder))
+    out = {f: {} for f in sm.STUDY_FILES}
+    for m in sm.STUDY_MUTATIONS:
+        out[m.file][m.id] = classify_study_mutation(m, reference, workdir)
+    return out
+
+
+def parquet_probes(workdir: Path) -> dict[str, tuple[bool, str]]:
+    from segment.studies.sets import SetsResult, solve_sets
+    from segment.studies.space import load_space
+
+    space = load_space()
+    cases = [segment.LOAD_CASES[c] for c in ("FLX", "AR")]
+    res = solve_sets(segment.c5c6(), space.sample(4, seed=3), cases, space=space)
+    good = workdir / "sets.parquet"
+    res.to_parquet(good)
+
+    import study_mutations as sm
+
+    tampered = sm.PARQUET_TAMPERING
+    out = {}
+    try:
+        back = SetsResult.read_parquet(good)
+        same = all(np.array_equal(getattr(back, k), getattr(res, k))
+                   for k in ("P", "q", "status", "q_unloaded", "facet_force"))
+        out["untampered file reads back equal"] = (same, "equal" if same else "differs")
+    except Exception as exc:
+        out["untampered file reads back equal"] = (False, f"{type(exc).__name__}: {exc}")
+    for k, (name, kw) in enumerate(tampered.items()):
+        path = sm.tamper_parquet(good, workdir / f"tampered_{k}.parquet", **kw)
+        try:
+            SetsResult.read_parquet(path)
+        except ValueError as exc:
+            out[name] = (path.name in str(exc), f"ValueError: {exc}"[:300])
+        except Exception as exc:
+            out[name] = (False, f"unrelated {type(exc).__name__}: {exc}"[:300])
+        else:
+            out[name] = (False, "accepted")
+    return out
+
+
+def _run_cli(args, cwd: Path, *, timeout: float = 120.0, rss_limit_gb: float = 3.0):
+    """``python -m segment ARGS`` in a subprocess: (exit code or 'timeout'/'memory', stdout,
+    stderr). The child is killed when its resident memory passes ``rss_limit_gb`` or it runs
+    longer than ``timeout`` seconds."""
+    import os
+    import subprocess
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "segment", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    t0 = time.monotonic()
+    verdict = None
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as fh:
+                rss = next((int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS")), 0)
+        except OSError:
+            rss = 0
+        if rss > rss_limit_gb * 1024 ** 2:
+            verdict = "memory"
+        elif time.monotonic() - t0 > timeout:
+            verdict = "timeout"
+        if verdict:
+            proc.kill()
+            break
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    return (verdict or proc.returncode), out, err
+
+
+def cli_probes(workdir: Path) -> dict[str, tuple[bool, str]]:
+    """Each probe: the command must exit with code 2 and one stderr line naming the option,
+    without a memory blow-up or a hang."""
+    probes = {
+        "render --size 20000 100": (["render", "FLX", "--size", "20000", "100", "-o",
+                                     "wide.png"], "--size"),
+        "render --size 1000000 1000000": (["render", "FLX", "--size", "1000000", "1000000",
+                                           "-o", "huge.png"], "--size"),
+        "ramp --steps 1000000000": (["ramp", "FLX", "--to-scale", "2", "--steps",
+                                     "1000000000"], "--steps"),
+        "ramp --strips 100000": (["ramp", "FLX", "--to-scale", "2", "--strips", "100000"],
+                                 "--strips"),
+        "sensitivity --n 100000000000": (["sensitivity", "--n", "100000000000", "--out",
+                                          "s_big"], "--n"),
+        "sensitivity --n 99999999999999999999999": (
+            ["sensitivity", "--n", "99999999999999999999999", "--out", "s_huge"], "--n"),
+        "sensitivity --seed -1": (["sensitivity", "--n", "3000", "--seed", "-1", "--out",
+                                   "s_seed"], "--seed"),
+        "sensitivity --n 1": (["sensitivity", "--n", "1", "--out", "s_one"], "--n"),
+        "solve --scale 1e306": (["solve", "FLX", "--scale", "1e306"], "--scale"),
+        "simulate --t-end 1e9 --ramp 1e9": (["simulate", "FLX", "--t-end", "1e9", "--ramp",
+                                             "1e9"], "--t-end"),
+        "calibrate --samples 10000000000": (["calibrate", "--samples", "10000000000", "--out",
+                                             "c_big"], "--samples"),
+    }
+    out = {}
+    for name, (args, option) in probes.items():
+        code, _, err = _run_cli(args, workdir)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        ok = code == 2 and len(lines) == 1 and option in lines[0]
+        out[name] = (ok, f"exit {code}: {' | '.join(lines)[-240:]}")
+    # a scheduler that does not answer must leave the output folder as it was
+    for name, args, folder in (
+            ("sensitivity --scheduler (closed port) creates no folder",
+             ["sensitivity", "--n", "3000", "--scheduler", "tcp://127.0.0.1:9", "--out",
+              "s_sched"], "s_sched"),
+            ("calibrate --scheduler (closed port) leaves the folder",
+             ["calibrate", "--samples", "200", "--scheduler", "tcp://127.0.0.1:9", "--out",
+              "c_sched"], "c_sched")):
+        target = workdir / folder
+        before = None
+        if name.startswith("calibrate"):
+            target.mkdir()
+            (target / "keep.txt").write_text("old\n")
+            before = sorted(p.name for p in target.iterdir())
+        code, _, err = _run_cli(args, workdir)
+        after = sorted(p.name for p in target.iterdir()) if target.exists() else None
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        ok = code == 2 and after == before and len(lines) == 1
+        out[name] = (ok, f"exit {code}, folder {before} -> {after}: {' | '.join(lines)[-200:]}")
+    return out
+
+
+def api_probes() -> dict[str, tuple[bool, str]]:
+    from segment.studies.sets import solve_sets
+    from segment.studies.space import load_space
+
+    model = segment.c5c6()
+    space = load_space()
+    flx = segment.LOAD_CASES["FLX"]
+    P = space.sample(2, seed=0)
+    te = (TypeError, ValueError)
+
+    def inclination(value):
+        Q = P.copy()
+        Q[:, space.names.index("facet_inclination_left")] = value
+        return Q
+
+    def relax_status():
+        try:
+            r = segment.relax(model, flx.scaled(1000))
+        except Exception as exc:
+            return False, f"{type(exc).__name__}: {exc}"[:200]
+        ok = getattr(r, "converged", None) is False and bool(getattr(r, "message", ""))
+        return ok, f"returned converged={getattr(r, 'converged', None)}: " \
+                   f"{getattr(r, 'message', '')}"[:200]
+
+    probes = {
+        "solve_sets(None, ...)": lambda: _raises(lambda: solve_sets(None, P, [flx]), te,
+                                                 ["model"]),
+        "solve_sets(model, P, None)": lambda: _raises(lambda: solve_sets(model, P, None), te,
+                                                      ["loads"]),
+        "solve_sets inclination 1e6 deg": lambda: _raises(
+            lambda: solve_sets(model, inclination(1e6), [flx]), te, ["inclination"]),
+        "solve_sets inclination 0.75 (radians)": lambda: _raises(
+            lambda: solve_sets(model, inclination(0.75), [flx]), te, ["inclination"]),
+        "solve_sets P of strings": lambda: _raises(
+            lambda: solve_sets(model, P.astype(str), [flx]), te, ["P"]),
+        "Load.from_si(force_N=['a', 0, 0])": lambda: _raises(
+            lambda: segment.Load.from_si(force_N=["a", 0, 0]), te, ["force_N"]),
+        "Load.from_si(moment_Nm=[0, nan, 0])": lambda: _raises(
+            lambda: segment.Load.from_si(moment_Nm=[0, math.nan, 0]), te, ["moment_Nm"]),
+        "sobol_study(n=True)": lambda: _raises(
+            lambda: segment.sobol_study(model, n=True), te, ["n must"]),
+        "sobol_study(seed=-1)": lambda: _raises(
+            lambda: segment.sobol_study(model, n=3000, seed=-1), te, ["seed"]),
+        "uncertainty_bands(n_samples=10**11)": lambda: _raises(
+            lambda: segment.uncertainty_bands(model, n_samples=10**11), te, ["n_samples"]),
+        "space.sample(10**12)": lambda: _raises(lambda: space.sample(10**12), te, ["n"]),
+        "space.sample('5')": lambda: _raises(lambda: space.sample("5"), te, ["n"]),
+        "with_strips(100000)": lambda: _raises(lambda: model.with_strips(100000), te,
+                                               ["strips"]),
+        "simulate(t_end='1')": lambda: _raises(
+            lambda: segment.simulate(model, flx, t_end="1"), te, ["t_end"]),
+        "relax(FLX x 1000) returns a status": relax_status,
+    }
+    out = {}
+    for name, probe in probes.items():
+        try:
+            out[name] = probe()
+        except Exception as exc:
+            out[name] = (False, f"probe raised {type(exc).__name__}: {exc}"[:200])
+    return out
+
+
+def _cli_in_process(args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = cli.main(args)
+    except SystemExit as exc:
+        code = exc.code
+    except Exception as exc:
+        return -1, out.getvalue(), f"traceback {type(exc).__name__}: {exc}"
+    return code, out.getvalue(), err.getvalue()
+
+
+def _main_deg(model, load) -> float:
+    r = segment.solve(model, load)
+    return float(np.degrees(r.displacement_from_unloaded[load.main_dof]))
+
+
+def _tornado_baseline(folder: Path, out: Path) -> tuple[int, str, float | None]:
+    import pandas as pd
+
+    code, _, err = _cli_in_process(["--data", str(folder), "sensitivity", "--method", "tornado",
+                                    "--out", str(out)])
+    if code != 0 or not (out / "tornado.csv").exists():
+        return code, err.strip(), None
+    t = pd.read_csv(out / "tornado.csv")
+    return code, err.strip(), float(t[t.case == "FLX"].baseline.iloc[0])
+
+
+def study_probes(workdir: Path) -> dict[str, tuple[bool, str]]:
+    import pandas as pd
+    import study_mutations as sm
+    from data_mutations import set_cell, set_cells
+
+    out = {}
+
+    def folder_with(name, *edits):
+        f = sm.copy_inputs(data_dir(), workdir / name)
+        for e in edits:
+            e(f)
+        return f
+
+    def tornado_is_solve(name, folder, *, refusal_ok=None):
+        def probe():
+            code, err, base = _tornado_baseline(folder, workdir / f"{name}_out")
+            if base is None:
+                ok = refusal_ok is not None and code == 2 and refusal_ok in err
+                return ok, f"exit {code}: {err[-200:]}"
+            solved = _main_deg(segment.c5c6(data_dir=folder), segment.LOAD_CASES["FLX"])
+            # tornado.csv holds 6 significant digits
+            ok = abs(base - solved) <= 1e-5 * max(1.0, abs(solved))
+            return ok, f"tornado baseline {base:.4f} deg, solve {solved:.4f}"
+        return probe
+
+    fl153 = folder_with("fl153", set_cell("ligaments.csv", 3, "l0_mm", "15.3"))
+    fl165 = folder_with("fl165", set_cell("ligaments.csv", 3, "l0_mm", "16.5"))
+    from segment.studies.calibration import shipped_calibrated_dir
+
+    probes = {
+        "tornado on --data with l0_FL 15.3 has solve's baseline":
+            tornado_is_solve("fl153", fl153),
+        "tornado on --data with l0_FL 16.5: solve's baseline or a refusal naming l0_FL":
+            tornado_is_solve("fl165", fl165, refusal_ok="l0_FL"),
+        "tornado on data/calibrated has solve's baseline":
+            tornado_is_solve("calibrated", shipped_calibrated_dir()),
+    }
+
+    def calibrate_reads_load_cases():
+        folder = folder_with("flx25", set_cell("load_cases.csv", 7, "My_Nm", "2.5"))
+        cal = workdir / "cal_flx25"
+        code, _, err = _cli_in_process(["--data", str(folder), "calibrate", "--out", str(cal)])
+        if code != 0:
+            return False, f"exit {code}: {err.strip()[-200:]}"
+        a = pd.read_csv(cal / "calibration_agreement.csv")
+        got = float(a[(a.case == "FLX") & (a.configuration == "intact")].published_model.iloc[0])
+        params = segment.load_parameters(folder)
+        want = _main_deg(segment.c5c6(data_dir=folder), params.load_cases["FLX"])
+        return abs(got - want) < 1e-4, f"published model FLX {got:.4f} deg, solve {want:.4f}"
+
+    def calibrate_writes_its_targets():
+        folder = folder_with("one_target")
+        rows = (folder / sm.TARGETS).read_text(encoding="utf-8").splitlines()
+        one = workdir / "one_target.csv"
+        one.write_text("\n".join([rows[0], rows[2]]) + "\n", encoding="utf-8")
+        cal = workdir / "cal_one"
+        code, _, err = _cli_in_process(["calibrate", "--targets", str(one), "--out", str(cal)])
+        if code != 0:
+            return False, f"exit {code}: {err.strip()[-200:]}"
+        n = len(pd.read_csv(cal / "calibration_targets.csv"))
+        return n == 1, f"{n} targets written (1 used)"
+
+    def calibrate_writes_its_space():
+        folder = folder_with("narrow", set_cells(sm.SPACE, [(8, "lower", "14.8"),
+                                                            (8, "upper", "15.2")]))
+        cal = workdir / "cal_narrow"
+        code, _, err = _cli_in_process(["calibrate", "--space", str(folder / sm.SPACE),
+                                        "--out", str(cal)])
+        if code != 0:
+            return False, f"exit {code}: {err.strip()[-200:]}"
+        found = []
+        for p in sorted(cal.glob("*space*.csv")):
+            t = pd.read_csv(p).set_index("name")
+            found.append((p.name, float(t.loc["l0_FL", "lower"])))
+        ok = any(v == 14.8 for _, v in found)
+        return ok, f"space files written: {found}"
+
+    def sobol_n1():
+        code, text, err = _cli_in_process(["sensitivity", "--n", "1", "--out",
+                                           str(workdir / "sobol_n1")])
+        sts = [float(x) for x in __import__("re").findall(r"ST (-?[0-9.]+)", text)]
+        bad = [v for v in sts if not -0.1 <= v <= 1.1]
+        ok = code == 2 and "--n" in err and not bad
+        return ok, f"exit {code}, ST printed outside [0, 1]: {bad[:3]}; {err.strip()[-150:]}"
+
+    def sobol_all_fail():
+        # every stiffness of the model x 0.001: no set has an equilibrium
+        folder = sm.soften(folder_with("allfail"))
+        code, text, err = _cli_in_process(["--data", str(folder), "--allow-implausible",
+                                           "sensitivity", "--n", "1500", "--out",
+                                           str(workdir / "sobol_allfail")])
+        ok = code not in (0, -1) and "dominated" not in text and "no indices" not in text
+        return ok, f"exit {code}: {(text + err).strip()[-200:]}"
+
+    probes.update({
+        "calibrate --data DIR uses DIR's load cases": calibrate_reads_load_cases,
+        "calibrate --targets ONE writes the targets used": calibrate_writes_its_targets,
+        "calibrate --space FILE writes the space used": calibrate_writes_its_space,
+        "sensitivity --n 1 is refused, no index outside [0, 1]": sobol_n1,
+        "sensitivity where every set fails is not reported as indices": sobol_all_fail,
+    })
+    for name, probe in probes.items():
+        try:
+            out[name] = probe()
+        except Exception as exc:
+            out[name] = (False, f"probe raised {type(exc).__name__}: {exc}"[:200])
+    return out
+
+
+_ABS_PATH = re.compile(r"/(?:[\w.\-]+/)+")
+
+
+def sanitize(obj):
+    """``obj`` with the folders of every absolute path dropped (temporary folders, the
+    checkout, site-packages): committed results name no machine paths."""
+    if isinstance(obj, str):
+        return _ABS_PATH.sub("", obj)
+    if isinstance(obj, dict):
+        return {k: sanitize(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(sanitize(v) for v in obj)
+    return obj
+
+
+def run_issue21() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        files = study_input_census(tmp / "inputs")
+        (tmp / "parquet").mkdir()
+        parquet = parquet_probes(tmp / "parquet")
+        (tmp / "cli").mkdir()
+        cli_ = cli_probes(tmp / "cli")
+        api = api_probes()
+        (tmp / "study").mkdir()
+        study = study_probes(tmp / "study")
+    counts = {}
+    for f, res in files.items():
+        key = "E_" + f.removesuffix(".csv")
+        counts[key] = {"probes": len(res),
+                       "accepted_wrong": sum(v == "A" for v, _ in res.values()),
+                       "unclear_error": sum(v == "B" for v, _ in res.values())}
+    for key, res in (("F_parquet_read_back", parquet), ("G_cli_sizes_and_counts", cli_),
+                     ("H_api_argument_types", api), ("I_one_model_degenerate_studies", study)):
+        counts[key] = {"probes": len(res), "failed": sum(not ok for ok, _ in res.values())}
+    return sanitize({
+        "counts": counts,
+        "files": {f: {k: {"verdict": v, "detail": d} for k, (v, d) in res.items()}
+                  for f, res in files.items()},
+        "parquet": {k: {"ok": ok, "detail": d} for k, (ok, d) in parquet.items()},
+        "cli": {k: {"ok": ok, "detail": d} for k, (ok, d) in cli_.items()},
+        "api": {k: {"ok": ok, "detail": d} for k, (ok, d) in api.items()},
+        "study": {k: {"ok": ok, "detail": d} for k, (ok, d) in study.items()},
+    })
+
+
+def _which() -> dict:
+    """Which package was measured, without machine paths: its version and whether it is this
+    checkout's (else an older copy put first on PYTHONPATH)."""
+    return {"version": segment.__version__,
+            "this_checkout": Path(segment.__file__).resolve().parent
+            == Path(__file__).resolve().parent.parent / "segment"}
+
+
 def run() -> dict:
     reference = dm.fingerprint(load_parameters())
     data = {}
@@ -275,11 +707,7 @@ def run() -> dict:
         "D_contact_extreme_magnitudes": sum(not ok for ok, _ in contact.values()),
     }
     return {
-        # which package was measured, without machine paths: its version and whether it is
-        # this checkout's (else an older copy put first on PYTHONPATH)
-        "segment": {"version": segment.__version__,
-                    "this_checkout": Path(segment.__file__).resolve().parent
-                    == Path(__file__).resolve().parent.parent / "segment"},
+        "segment": _which(),
         "totals": {"data_mutations": len(data), "solver_probes": len(solver),
                    "contact_probes": len(contact)},
         "counts": counts,
@@ -292,13 +720,30 @@ def run() -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None, help="also write the full census here")
+    parser.add_argument("--issue", choices=("14", "21", "all"), default="all",
+                        help="which census: the model tables, solver and contact (14), the "
+                             "study inputs (21), or both (default)")
     args = parser.parse_args(argv)
-    report = run()
+    report = run() if args.issue != "21" else {"segment": _which()}
+    if args.issue != "14":
+        report["issue21"] = run_issue21()
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"segment from {report['segment']}")
-    print(json.dumps({"totals": report["totals"], "counts": report["counts"]}, indent=2))
-    for section in ("data", "solver", "contact"):
+    if "counts" in report:
+        print(json.dumps({"totals": report["totals"], "counts": report["counts"]}, indent=2))
+    if "issue21" in report:
+        r21 = report["issue21"]
+        print(json.dumps({"issue21_counts": r21["counts"]}, indent=2))
+        for f, res in r21["files"].items():
+            for k, v in res.items():
+                if v["verdict"] != "ok":
+                    print(f"  [{f}] {k}: {v['verdict']} {v['detail']}"[:220])
+        for section in ("parquet", "cli", "api", "study"):
+            for k, v in r21[section].items():
+                if not v["ok"]:
+                    print(f"  [{section}] {k}: FAIL {v['detail']}"[:220])
+    for section in ("data", "solver", "contact") if "data" in report else ():
         for k, v in report[section].items():
             bad = v.get("verdict", "ok") != "ok" if section == "data" else not v["ok"]
             if bad:

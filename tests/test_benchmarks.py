@@ -24,7 +24,7 @@ SMOKE = {
                              "--repeat", "1"],
     "bench_sensitivity_parts.py": ["--sets", "16", "--repeat", "10"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
-                       "--sobol-n", "200", "--rounds", "1", "--sens-rounds", "2"],
+                       "--sobol-n", "1500", "--rounds", "1", "--sens-rounds", "2"],
 }
 
 

@@ -511,7 +511,7 @@ def test_sensitivity_sobol_writes_indices_and_heat_maps(tmp_path, capsys):
     from segment.cli import main as cli_main
 
     out = tmp_path / "sens"
-    code = cli_main(["sensitivity", "--n", "500", "--out", str(out), "--quiet",
+    code = cli_main(["sensitivity", "--n", "1500", "--out", str(out), "--quiet",
                      "--save-samples"])
     text = capsys.readouterr().out
     assert code == 0

@@ -14,7 +14,8 @@ PKG = Path(segment.__file__).resolve().parent
 # a module may import from its own layer and the layers before it, never from a later one
 LAYERS = ("elements", "core", "solvers", "views", "studies", "report")
 TOP = ("__init__", "__main__", "cli")           # the API and the command line: may use all
-SHARED = ("_jit_cache", "_progress", "_extras", "_aliases")   # helpers every layer may use
+# helpers every layer may use
+SHARED = ("_jit_cache", "_progress", "_extras", "_aliases", "_checks")
 
 
 def _modules():

@@ -109,7 +109,8 @@ def test_jacobian_with_strips_and_rupture_matches_complex_step(model, q):
 
 
 def test_strip_errors_are_clear(model):
-    with pytest.raises(ValueError, match="strips must be an integer >= 1, got 0"):
+    with pytest.raises(ValueError,
+                       match=r"strips must be an integer from 1 to 100 \(MAX_STRIPS\), got 0"):
         model.ligaments[0].split(0)
     with pytest.raises(ValueError, match="width must be >= 0"):
         model.ligaments[0].split(2, width=-1.0)

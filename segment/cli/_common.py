@@ -102,6 +102,44 @@ def number_option(p: argparse.ArgumentParser, name: str, **kwargs) -> None:
     p.add_argument(name, type=finite_float, **kwargs)
 
 
+def count(*, minimum: int = 1, maximum: int | None = None, why: str = ""):
+    """An argparse type for a count or seed: an integer (``1e5`` written as a float is
+    accepted when integral) within ``[minimum, maximum]``; argparse names the option in the
+    one-line error (``argument --n: must be <= ..., got ...``)."""
+    def integer(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            try:
+                f = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            if not (math.isfinite(f) and f == int(f)):
+                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            value = int(f)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum:,}, got {value:,}"
+                                             + (f" ({why})" if why else ""))
+        return value
+    return integer
+
+
+def count_option(p: argparse.ArgumentParser, name: str, *, minimum: int = 1,
+                 maximum: int | None = None, why: str = "", **kwargs) -> None:
+    """An option taking a count (see :func:`count`; negative numbers reach the check)."""
+    NUMBER_OPTIONS.add(name)
+    p.add_argument(name, type=count(minimum=minimum, maximum=maximum, why=why), **kwargs)
+
+
+def seed_option(p: argparse.ArgumentParser, help: str) -> None:
+    from segment._checks import MAX_SEED
+
+    count_option(p, "--seed", minimum=0, maximum=MAX_SEED, default=0, metavar="SEED",
+                 help=help + f" (an integer from 0 to {MAX_SEED}, default 0)")
+
+
 def command(sub, name: str, run, **kwargs) -> argparse.ArgumentParser:
     """A sub-command running ``run(args, argv)``; it also takes the common options after its
     name."""
@@ -138,6 +176,16 @@ def cases(args, names):
     return {n: known[n] for n in names} if names else dict(known)
 
 
+def space_and_model(args, space_option):
+    """The parameter space (``--space``, else ``parameter_space.csv`` of ``--data``, else the
+    packaged one), checked with ``--allow-implausible``, and the model of ``--data``."""
+    from segment.studies.space import default_space_path, load_space
+
+    space_file = data_file(args, space_option, "parameter_space.csv", default_space_path())
+    space = load_space(space_file, strict=not args.allow_implausible)
+    return space_file, space, model_for(args)
+
+
 def data_file(args, given, name, default):
     """``given`` if the user named a file, else ``name`` in ``--data`` if it is there, else
     ``default``."""
@@ -148,10 +196,41 @@ def data_file(args, given, name, default):
     return default
 
 
+SCHEDULER_PROBE_TIMEOUT = 5.0
+"""Seconds to wait for a TCP connection to ``--scheduler`` before any work (a closed port
+answers at once; an address that drops packets takes this long)."""
+
+
+def check_scheduler(scheduler) -> None:
+    """A UsageError, before anything is computed or written, when nothing answers at the
+    ``--scheduler`` address (``tcp://host:port``, ``tls://host:port`` or ``host:port``);
+    ``local`` and None need no check."""
+    if scheduler is None or scheduler == "local":
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    addr = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+    parts = urlsplit(addr)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None:
+        raise UsageError(f"--scheduler {scheduler}: expected tcp://HOST:PORT (or 'local')")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=SCHEDULER_PROBE_TIMEOUT).close()
+    except OSError as exc:
+        raise UsageError(f"--scheduler {scheduler}: no scheduler answers there "
+                         f"({exc.strerror or exc}); nothing was computed or written") from None
+
+
 @contextlib.contextmanager
 def dask_client(scheduler):
     """A Dask client for ``--scheduler`` (None: yields None, in-process): an address, or
-    ``local`` for a LocalCluster of 2 single-threaded worker processes on this machine."""
+    ``local`` for a LocalCluster of 2 single-threaded worker processes on this machine. The
+    address is probed first (:func:`check_scheduler`): open the client before writing any
+    output, so that a scheduler that does not answer leaves the output folder as it was."""
     if scheduler is None:
         yield None
         return
@@ -160,12 +239,17 @@ def dask_client(scheduler):
     except ImportError:
         raise UsageError('--scheduler needs dask.distributed: pip install '
                          '"c5c6-segment[study]"') from None
+    check_scheduler(scheduler)
     cluster = None
     if scheduler == "local":
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler, timeout=30)
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler {scheduler}: cannot connect ({exc}); nothing was "
+                             "computed or written") from None
     try:
         yield client
     finally:

@@ -16,14 +16,21 @@ from segment.cli._common import (
     state_option,
 )
 
+MAX_T_END_S = 1000.0
+"""Longest simulated time [s] (and load ramp): a damped step response settles in well under
+1000 s of model time, and a run's cost grows with its length (issue 21: ``--t-end 1e9`` ran
+200 s in silence)."""
+
 
 def register(sub) -> None:
     p = command(sub, "simulate", run, help="simulate the motion of C5 under a load case "
                                            "(dynamics, all damping of the paper)")
     p.add_argument("case", metavar="CASE", help="load case name")
-    number_option(p, "--t-end", default=1.0, metavar="S", help="simulated time [s] (default 1)")
+    number_option(p, "--t-end", default=1.0, metavar="S",
+                  help=f"simulated time [s], at most {MAX_T_END_S:g} (default 1)")
     number_option(p, "--ramp", default=0.0, metavar="S",
-                  help="ramp the load over S seconds (default 0: a step)")
+                  help=f"ramp the load over S seconds, at most {MAX_T_END_S:g} (default 0: a "
+                       "step)")
     p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write the time history (q, rates, element forces, energies) as CSV")
@@ -40,6 +47,11 @@ def run(args, argv) -> int:
     if not args.t_end > 0 or args.ramp < 0:
         print("segment: error: --t-end must be > 0 and --ramp >= 0", file=sys.stderr)
         return EXIT_USAGE
+    for option, value in (("--t-end", args.t_end), ("--ramp", args.ramp)):
+        if value > MAX_T_END_S:
+            print(f"segment: error: {option} must be at most {MAX_T_END_S:g} s, got {value:g}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     if args.out:
         check_output_file(args.out, "--out")
     model = model_for(args)

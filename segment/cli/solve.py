@@ -41,10 +41,38 @@ def run_cases(args, argv) -> int:
     return 0
 
 
+def check_scale(args, chosen) -> None:
+    """A UsageError naming ``--scale`` when a scaled load leaves the plausible range of the
+    load-case columns (:data:`segment.io.PLAUSIBLE`: 100 x the Moroney test loads; with
+    ``--allow-implausible`` only a load that is no longer finite)."""
+    import numpy as np
+
+    from segment.core.io import PLAUSIBLE
+
+    f_max = PLAUSIBLE[("load_cases.csv", "Fx_N")].upper
+    m_max = PLAUSIBLE[("load_cases.csv", "Mx_Nm")].upper
+    for name, load in chosen.items():
+        with np.errstate(over="ignore", invalid="ignore"):
+            force, moment = load.force * args.scale, load.moment * args.scale   # N, N mm
+        if not (np.all(np.isfinite(force)) and np.all(np.isfinite(moment))):
+            raise UsageError(f"--scale {args.scale:g}: {name} would not be finite")
+        moment = moment / 1000.0                                                 # N m
+        worst_f, worst_m = float(np.abs(force).max()), float(np.abs(moment).max())
+        if args.allow_implausible or (worst_f <= f_max and worst_m <= m_max):
+            continue
+        what = (f"a force of {worst_f:g} N" if worst_f > f_max else
+                f"a moment of {worst_m:g} N m")
+        raise UsageError(f"--scale {args.scale:g}: {name} would be {what}, outside the "
+                         f"plausible loads of load_cases.csv (within {f_max:g} N and "
+                         f"{m_max:g} N m, 100 x the Moroney test loads); --allow-implausible "
+                         "solves it anyway")
+
+
 def run_solve(args, argv) -> int:
     import segment
 
     chosen = cases(args, args.cases)
+    check_scale(args, chosen)
     names = list(chosen)
     model = model_for(args, ligaments=not args.no_ligaments, facets=not args.no_facets)
     results = [segment.solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]

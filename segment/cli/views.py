@@ -6,6 +6,7 @@ import sys
 
 from segment.cli._common import (
     EXIT_USAGE,
+    UsageError,
     cases,
     check_output_file,
     command,
@@ -25,7 +26,8 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="PNG", default=None,
                    help="output image (default: CASE.png)")
     p.add_argument("--size", nargs=2, type=int, metavar=("W", "H"), default=(1200, 900),
-                   help="image size in pixels (default 1200 900)")
+                   help="image size in pixels (default 1200 900; each side 16 to 16384, at most "
+                        "16384 x 8192 pixels)")
     p.add_argument("--view", default="auto",
                    choices=("auto", "oblique", "lateral", "posterior", "anterior", "superior"),
                    help="camera (default auto: lateral for sagittal cases, posterior for LS, "
@@ -55,15 +57,41 @@ def register(sub) -> None:
                         "page has a menu to switch")
 
 
+# What the off-screen renderer (VTK on Mesa's llvmpipe) can produce, measured with
+# scripts/render_limits.py (benchmarks/results/render_limits.json): a side of 16,384 pixels
+# renders, 16,385 gives a black band; the frame, each side rounded up to llvmpipe's 64-pixel
+# tiles, may hold at most 2**27 pixels (16384 x 8192 and 11584 x 11584 render, 16384 x 8193 and
+# 11585 x 11585 come out black). Beyond these the PNG is written, and is black.
+MIN_RENDER_SIDE = 16
+MAX_RENDER_SIDE = 16_384
+MAX_RENDER_TILED_PIXELS = 2 ** 27
+RENDER_TILE = 64
+
+
+def check_size(size) -> None:
+    """A UsageError naming --size when the renderer cannot produce that image."""
+    w, h = size
+    if min(w, h) < MIN_RENDER_SIDE:
+        raise UsageError(f"--size must be at least {MIN_RENDER_SIDE} {MIN_RENDER_SIDE} pixels, "
+                         f"got {w} {h}")
+    if max(w, h) > MAX_RENDER_SIDE:
+        raise UsageError(f"--size: each side must be at most {MAX_RENDER_SIDE:,} pixels (the "
+                         f"off-screen renderer draws nothing beyond), got {w} {h}")
+    def tiled(n):
+        return -(-n // RENDER_TILE) * RENDER_TILE
+
+    if tiled(w) * tiled(h) > MAX_RENDER_TILED_PIXELS:
+        raise UsageError(f"--size {w} {h}: too many pixels for the off-screen renderer (each "
+                         f"side rounded up to {RENDER_TILE}, at most {MAX_RENDER_TILED_PIXELS:,}"
+                         f" pixels, e.g. 16384 8192 or 11584 11584); the image would be black")
+
+
 def run_render(args, argv) -> int:
     import segment
     from segment._extras import require
 
     chosen = cases(args, [args.case])
-    if min(args.size) < 16:
-        print(f"segment: error: --size must be at least 16 16 pixels, got {args.size}",
-              file=sys.stderr)
-        return EXIT_USAGE
+    check_size(args.size)
     if not (args.magnify >= 1.0 and args.magnify < float("inf")):
         print(f"segment: error: --magnify must be a number >= 1, got {args.magnify:g}",
               file=sys.stderr)

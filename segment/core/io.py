@@ -35,7 +35,7 @@ import numpy as np
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
-from segment.elements.ligament import Ligament, TrilinearCurve
+from segment.elements.ligament import MAX_STRIPS, Ligament, TrilinearCurve
 from segment.elements.loads import Load
 
 __all__ = ["LIGAMENT_NAMES", "PLAUSIBLE", "BodyInertia", "ImplausibleDataWarning",
@@ -205,6 +205,11 @@ PLAUSIBLE: dict[tuple[str, str], PlausibleRange] = {
         "15.4 deg is the largest quasi-static flexion at failure of Voo et al. 1998; below 1 "
         "deg the bound lies inside the Moroney test range, 90 deg and more is not a cervical "
         "joint (radians typed fall outside)"),
+    ("ligament_strips.csv", "width_mm"): PlausibleRange(
+        0.0, 40.0, "mm", "assumed (SOURCES.md §6): the packaged widths are 5-11.2 mm and the "
+        "widest facet from C3 to L5 is 16.3 mm (Panjabi et al. 1993, SOURCES.md §3); above 40 "
+        "mm the strips would spread across the whole vertebra (micrometres typed, 11200 for "
+        "11.2, fall outside)"),
 }
 # ligaments: rest length / insertion distance at the reference pose. The published rest lengths
 # are 0.97-1.03 times that distance; outside 0.5-2 the ligament would start half slack or at
@@ -540,18 +545,24 @@ def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[
     Tejszerska and Gzik); a data folder without the table keeps one strip per ligament."""
     if not path.exists():
         return ligaments
-    t = _Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"), strict=strict)
+    t = _Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"), strict=strict,
+               collect=True)
     spec, found = {}, []
     for i, row in t.rows():
         name = t.key(i, row, "name", LIGAMENT_NAMES)
         found.append(name)
         n = t.number(i, row, "strips", positive=True)
-        if t.ok(i) and n != int(n):
-            t.error(i, "strips", f"expected an integer >= 1, got {row['strips']!r}")
+        # a hard limit (memory and time), not a plausibility: strict=False does not lift it
+        if t.ok(i) and not (n == int(n) and n <= MAX_STRIPS):
+            t.error(i, "strips", f"expected an integer from 1 to {MAX_STRIPS}, got "
+                                 f"{row['strips']!r} (MAX_STRIPS: every strip is a row of the "
+                                 "compiled kernels; 100 strips of an 11.2 mm insertion lie "
+                                 "0.11 mm apart)")
         width = t.number(i, row, "width_mm", nonnegative=True)
         axis = [t.number(i, row, c) for c in ("axis_x", "axis_y", "axis_z")]
-        if t.ok(i) and not any(axis):
-            t.error(i, "'axis_x', 'axis_y', 'axis_z'", "expected a direction, got (0, 0, 0)")
+        if t.ok(i) and not (np.isfinite(np.linalg.norm(axis)) and any(axis)):
+            t.error(i, "'axis_x', 'axis_y', 'axis_z'", f"expected a direction of finite length, "
+                    f"got ({', '.join(f'{a:g}' for a in axis)})")
         if t.ok(i) and name is not None:
             spec[name] = (int(n), width, np.array(axis))
     t.require_all("name", found, LIGAMENT_NAMES)

@@ -46,9 +46,17 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from segment import _checks
 from segment.elements._vec import add, mat_vec, norm, row, scale, sub
 
-__all__ = ["Ligament", "TrilinearCurve"]
+__all__ = ["MAX_STRIPS", "Ligament", "TrilinearCurve"]
+
+MAX_STRIPS = _checks.MAX_STRIPS
+"""Most strips per ligament (issue 21). A limit of resolution, not of anatomy: every strip is
+one row of the compiled kernels (n strips cost n times the ligament's work and memory), and
+100 strips of the widest packaged insertion (11.2 mm, ``data/ligament_strips.csv``) lie
+0.11 mm apart, finer than the insertion widths themselves are known (all assumed, SOURCES.md
+§6). ``strips = 1e300`` or ``100000`` is a typing slip, refused with this bound."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,9 +166,10 @@ class Ligament:
             raise ValueError(f"ligament {self.name!r}: damping must be >= 0, got {self.damping}")
         object.__setattr__(self, "l0", float(self.l0))
         n = self.strips
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"ligament {self.name!r}: strips must be an integer >= 1, got "
-                             f"{n!r}")
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not \
+                1 <= n <= MAX_STRIPS:
+            raise ValueError(f"ligament {self.name!r}: strips must be an integer from 1 to "
+                             f"{MAX_STRIPS} (MAX_STRIPS), got {n!r}")
         object.__setattr__(self, "strips", int(n))
         if not (isinstance(self.width, numbers.Real) and np.isfinite(self.width)
                 and self.width >= 0):

@@ -21,6 +21,22 @@ __all__ = ["Load"]
 N_MM_PER_NM = 1000.0
 
 
+def _vector3(value, name: str) -> np.ndarray:
+    """``value`` as 3 finite floats, else an error naming the argument ``name``."""
+    try:
+        a = np.asarray(value)
+        if a.dtype.kind not in "biuf" or a.dtype == bool:
+            raise TypeError
+        a = a.astype(float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be 3 real numbers, got {value!r}") from None
+    if a.shape != (3,):
+        raise ValueError(f"{name} must have shape (3,), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite, got {a.tolist()}")
+    return a
+
+
 @dataclass(frozen=True, eq=False)
 class Load:
     """External load on C5, joint-frame components.
@@ -52,9 +68,15 @@ class Load:
     @classmethod
     def from_si(cls, *, force_N=(0.0, 0.0, 0.0), moment_Nm=(0.0, 0.0, 0.0),
                 name: str = "custom") -> Load:
-        """Load from a force [N] and a moment [N m]."""
-        return cls(np.asarray(force_N, dtype=float),
-                   np.asarray(moment_Nm, dtype=float) * N_MM_PER_NM, name)
+        """Load from a force [N] and a moment [N m].
+
+        Raises
+        ------
+        TypeError, ValueError
+            Naming ``force_N`` or ``moment_Nm``: not three real numbers, or not finite.
+        """
+        return cls(_vector3(force_N, "force_N"),
+                   _vector3(moment_Nm, "moment_Nm") * N_MM_PER_NM, name)
 
     @classmethod
     def zero(cls) -> Load:

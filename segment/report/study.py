@@ -100,7 +100,7 @@ def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], Non
                   else default_space_path())
     s = Study(data_dir=None if data_dir is None else Path(data_dir), params=params, ref=ref,
               model=model, models=v.configurations(model), cases=report_cases(params),
-              space=load_space(space_file), space_file=space_file, say=say,
+              space=load_space(space_file).for_model(model), space_file=space_file, say=say,
               solver_repeat=solver_repeat, uncertainty_samples=uncertainty_samples,
               sobol_evaluations=sobol_evaluations)
 

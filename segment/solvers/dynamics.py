@@ -571,10 +571,14 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     """
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
+    for name, value in (("t_end", t_end), ("ramp", ramp)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number [s], got {type(value).__name__}")
     if not (np.isfinite(t_end) and t_end > 0):
         raise ValueError(f"t_end must be > 0 [s], got {t_end!r}")
-    if int(n_output) < 2:
-        raise ValueError(f"n_output must be >= 2, got {n_output!r}")
+    if isinstance(n_output, bool) or not isinstance(n_output, numbers.Integral) \
+            or n_output < 2:
+        raise ValueError(f"n_output must be an integer >= 2, got {n_output!r}")
     load_fn, _ = _load_function(load, ramp)
     q0, qd0 = _initial(q0, qd0)
     params = model._params
@@ -892,7 +896,13 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
     message = ""
     wall = time.perf_counter()
     while solver.status == "running":
-        msg = solver.step()
+        try:
+            msg = solver.step()
+        except np.linalg.LinAlgError as exc:      # a status, never a raw LinAlgError
+            message = (f"integrator failed at t = {solver.t:.4g} s: singular matrix ({exc}); "
+                       "the mass matrix of the joint coordinates is singular where cos(phi_y) "
+                       f"= 0, and C5 has rotated to phi_y = {np.degrees(solver.y[4]):.4g} deg")
+            break
         steps += 1
         if solver.status == "failed":
             message = f"integrator failed: {msg}"

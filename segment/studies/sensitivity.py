@@ -451,7 +451,8 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     space : ParameterSpace, path or None
         Default: the packaged ``data/parameter_space.csv``.
     p : array_like (D,), optional
-        Parameter set (default: the space's nominal values).
+        Parameter set (default: the model's own values,
+        :meth:`~segment.space.ParameterSpace.for_model`).
 
     Returns
     -------
@@ -470,7 +471,13 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     >>> s.dq_dp.shape
     (6, 21)
     """
-    space = load_space(space)
+    from segment.core.model import Segment
+
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
+    if not isinstance(load, Load):
+        raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
+    space = load_space(space).for_model(model)
     p = space.nominal.copy() if p is None else space.check(p)[0]
     variant = space.apply(model, p)
     packed = space.pack(model, p[None])

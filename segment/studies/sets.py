@@ -46,12 +46,14 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from segment.core.model import _residual_jacobian
+from segment._checks import check_count, check_memory
+from segment.core.model import Segment, _residual_jacobian
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
     MAX_ITERATIONS,
+    STATUS_TEXT,
     _limits_and_facet_forces,
     _lu6,
     _lu6_solve,
@@ -74,6 +76,13 @@ CHUNK_SETS = 4096
 """Parameter sets per compiled launch (progress between launches)."""
 CHUNK_SETS_SENSITIVITY = 512
 """The same with sensitivities (the packed derivatives take D x the memory)."""
+STATUS_CODES = dict(enumerate(STATUS_TEXT))
+"""Status codes of the solves (``status``, ``status_unloaded``) and what they mean."""
+PARQUET_FORMAT = 1
+"""Format of :meth:`SetsResult.to_parquet` (the metadata key ``format``)."""
+PARQUET_COLUMNS = ("P", "q", "status", "iterations", "q_unloaded", "status_unloaded",
+                   "facet_force")
+PARQUET_META_KEYS = ("names", "units", "loads", "load_names", "facet_names", "elapsed")
 
 @njit(cache=True)
 def _start(q_nom, dq_nom, dp, out):
@@ -296,9 +305,9 @@ class SetsResult:
             "status_unloaded": self.status_unloaded,
             "facet_force": pa.array(list(self.facet_force.reshape(m, -1))),
         })
-        meta = {"names": self.names, "units": self.units, "loads": self.loads.tolist(),
-                "load_names": self.load_names, "facet_names": self.facet_names,
-                "elapsed": self.elapsed}
+        meta = {"format": PARQUET_FORMAT, "names": self.names, "units": self.units,
+                "loads": self.loads.tolist(), "load_names": self.load_names,
+                "facet_names": self.facet_names, "elapsed": self.elapsed}
         import json
 
         table = table.replace_schema_metadata({"segment": json.dumps(meta)})
@@ -306,35 +315,119 @@ class SetsResult:
 
     @classmethod
     def read_parquet(cls, path) -> SetsResult:
-        """Load a result saved by :meth:`to_parquet`."""
+        """Load a result saved by :meth:`to_parquet`, checked against what wrote it.
+
+        Raises
+        ------
+        ValueError
+            Naming the file: not a parquet file or not one of ours, metadata that is not
+            JSON or lacks a key, a missing column, rows of the wrong length for the names,
+            loads and facets of the metadata (e.g. 5 names for 21 parameter columns), values
+            that are not finite (q, the unloaded pose, facet forces, loads, parameters:
+            :func:`solve_sets` never writes NaN), an unknown status code, or a format this
+            version does not know.
+        """
         _require("pyarrow")
         import json
 
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pq.read_table(str(path))
+        name = str(path)
+
+        def bad(what):
+            return ValueError(f"{name}: {what}; not a parameter-set result as "
+                              "SetsResult.to_parquet writes it")
+
+        try:
+            table = pq.read_table(name)
+        except FileNotFoundError:
+            raise ValueError(f"{name}: file not found") from None
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{name}: not a readable parquet file ({exc})") from None
         raw = (table.schema.metadata or {}).get(b"segment")
         if raw is None:
             raise ValueError(f"{path}: not a segment parameter-set result (no 'segment' "
                              "metadata)")
-        meta = json.loads(raw)
-        loads = np.array(meta["loads"], dtype=float).reshape(-1, 6)
-        n = loads.shape[0]
+        try:
+            meta = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise bad(f"its 'segment' metadata is not JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise bad("its 'segment' metadata is not a JSON object")
+        fmt = meta.get("format", 1)       # files of 0.2 have no format key: format 1
+        if fmt != PARQUET_FORMAT:
+            raise bad(f"format {fmt!r}, this version reads format {PARQUET_FORMAT}")
+        missing = [k for k in PARQUET_META_KEYS if k not in meta]
+        if missing:
+            raise bad(f"metadata key(s) {missing} missing")
+        cols = [c for c in PARQUET_COLUMNS if c not in table.column_names]
+        if cols:
+            raise bad(f"column(s) {cols} missing")
+        for key in ("names", "units", "load_names", "facet_names"):
+            if not (isinstance(meta[key], list) and all(isinstance(x, str) for x in meta[key])):
+                raise bad(f"metadata {key!r} is not a list of names")
+        names, units = tuple(meta["names"]), tuple(meta["units"])
+        if len(units) != len(names):
+            raise bad(f"{len(units)} units for {len(names)} parameter names")
+        try:
+            loads = np.array(meta["loads"], dtype=float)
+            elapsed = float(meta["elapsed"])
+        except (TypeError, ValueError):
+            raise bad("metadata 'loads' or 'elapsed' are not numbers") from None
+        if loads.ndim != 2 or loads.shape[1] != 6 or len(loads) == 0:
+            raise bad(f"metadata 'loads' must be N rows of 6 numbers, got shape {loads.shape}")
+        if not np.all(np.isfinite(loads)):
+            raise bad("metadata 'loads' are not all finite")
+        n, d, f = loads.shape[0], len(names), len(meta["facet_names"])
+        if len(meta["load_names"]) != n:
+            raise bad(f"{len(meta['load_names'])} load names for {n} loads")
+        m = table.num_rows
 
-        def col(name, dtype=float):
-            return np.array(table.column(name).to_pylist(), dtype=dtype)
+        def col(key, width, dtype=float):
+            values = table.column(key).to_pylist()
+            if width is None:                      # one scalar per row
+                try:
+                    a = np.array(values, dtype=dtype)
+                except (TypeError, ValueError):
+                    raise bad(f"column {key!r} holds values that are not numbers") from None
+                return a
+            if any(v is None or len(v) != width for v in values):
+                lengths = sorted({None if v is None else len(v) for v in values},
+                                 key=lambda x: -1 if x is None else x)
+                raise bad(f"column {key!r} must hold {width} values per row (from the "
+                          f"metadata), got {lengths}")
+            try:
+                return np.array(values, dtype=dtype).reshape(m, width)
+            except (TypeError, ValueError):
+                raise bad(f"column {key!r} holds values that are not numbers") from None
 
-        P = col("P")
-        m = P.shape[0]
-        return cls(P=P.reshape(m, -1), names=tuple(meta["names"]), units=tuple(meta["units"]),
-                   loads=loads, load_names=tuple(meta["load_names"]),
-                   q=col("q").reshape(m, n, 6), status=col("status", np.int64).reshape(m, n),
-                   iterations=col("iterations", np.int64).reshape(m, n),
-                   q_unloaded=col("q_unloaded").reshape(m, 6),
-                   status_unloaded=col("status_unloaded", np.int64).reshape(m),
-                   facet_force=col("facet_force").reshape(m, n, -1),
+        P = col("P", d)
+        q = col("q", n * 6).reshape(m, n, 6)
+        status = col("status", n, np.int64)
+        iterations = col("iterations", n, np.int64)
+        q_unloaded = col("q_unloaded", 6)
+        status_unloaded = col("status_unloaded", None, np.int64).reshape(m)
+        facet_force = col("facet_force", n * f).reshape(m, n, f)
+        for key, a in (("P", P), ("q", q), ("q_unloaded", q_unloaded),
+                       ("facet_force", facet_force)):
+            if not np.all(np.isfinite(a)):
+                where = np.argwhere(~np.isfinite(a.reshape(m, -1)))[0]
+                raise bad(f"column {key!r}, row {where[0]}: not finite (solve_sets never "
+                          "writes NaN)")
+        known = np.array(sorted(STATUS_CODES))
+        for key, a in (("status", status), ("status_unloaded", status_unloaded)):
+            unknown = np.setdiff1d(a, known)
+            if unknown.size:
+                raise bad(f"column {key!r}: unknown status code(s) {unknown.tolist()}")
+        if (iterations < 0).any():
+            raise bad("column 'iterations': negative counts")
+        return cls(P=P, names=names, units=units, loads=loads,
+                   load_names=tuple(meta["load_names"]), q=q, status=status,
+                   iterations=iterations, q_unloaded=q_unloaded,
+                   status_unloaded=status_unloaded, facet_force=facet_force,
                    facet_names=tuple(meta["facet_names"]), dq_dp=None, dq_unloaded_dp=None,
-                   elapsed=float(meta["elapsed"]))
+                   elapsed=elapsed)
 
 
 def _require(module: str) -> None:
@@ -439,10 +532,20 @@ def _solve_chunk(model, space: ParameterSpace, P, F, tol, max_iterations, sensit
     return out
 
 
+def bytes_per_set(n_loads: int, n_facets: int, d: int, sensitivities: bool) -> int:
+    """Memory [bytes] the result arrays of :func:`solve_sets` take per parameter set (the set
+    itself, its offset from the nominal one, q, status, iterations, facet forces, residual
+    norms and the unloaded pose; with sensitivities dq*/dp)."""
+    floats = 2 * d + n_loads * (6 + 2 + n_facets + 1) + 6 + 2
+    if sensitivities:
+        floats += (n_loads + 1) * 6 * d
+    return 8 * floats
+
+
 def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
                tol: float = DEFAULT_TOL, max_iterations: int = 60,
                n_threads: int | None = None, client=None, chunk: int | None = None,
-               progress: bool = False) -> SetsResult:
+               progress: bool = False, strict: bool = True) -> SetsResult:
     """Equilibria of M parameter sets under N loads (and their sensitivities).
 
     Parameters
@@ -467,10 +570,21 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
         Sets per launch / per Dask task (default 4096, or 512 with sensitivities).
     progress : bool
         Show a tqdm progress bar over the chunks.
+    strict : bool
+        True (default): a parameter value outside the plausible range of its field (e.g. a
+        facet inclination of 1e6 deg, which ``facets.csv`` would refuse) is an error; False
+        accepts it with a warning (:meth:`~segment.space.ParameterSpace.check`).
 
     Returns
     -------
     SetsResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument: ``model`` not a Segment, ``loads`` or ``P`` not numbers of the
+        right shape, a parameter outside its limits, a ``chunk`` that is not a count, or sets
+        whose results would not fit in the memory available.
 
     Examples
     --------
@@ -484,14 +598,19 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     """
     from tqdm import tqdm  # plain text bar: tqdm.auto warns in notebooks without ipywidgets
 
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     space = load_space(space)
     tol, max_iterations = _check_tolerances(tol, max_iterations)
-    P = space.check(P)
+    P = space.check(P, strict=strict)
     F, names = _as_loads(loads)
     m_sets = P.shape[0]
-    size = int(chunk) if chunk else (CHUNK_SETS_SENSITIVITY if sensitivities else CHUNK_SETS)
-    if size < 1:
-        raise ValueError(f"chunk must be >= 1, got {chunk!r}")
+    size = (check_count(chunk, "chunk") if chunk is not None else
+            (CHUNK_SETS_SENSITIVITY if sensitivities else CHUNK_SETS))
+    check_memory(m_sets * bytes_per_set(F.shape[0], len(model.facets), space.dim,
+                                        sensitivities),
+                 f"solve_sets: {m_sets:,} parameter sets x {F.shape[0]} loads"
+                 + (" with sensitivities" if sensitivities else ""))
     starts = list(range(0, m_sets, size))
     t0 = time.perf_counter()
     nominal = _nominal_start(model, space, F, tol, max_iterations)

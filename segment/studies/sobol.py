@@ -16,9 +16,22 @@ Outputs (one column of indices each):
 * ``unloaded x``, ``unloaded z``, ``unloaded phi_y``: the unloaded pose from the reference pose.
 
 An output that does not vary over the samples (e.g. a facet force that is zero everywhere)
-has no Sobol indices: they are reported as NaN with ``constant`` True. Evaluations that do not
-converge are counted in ``n_failed``; their outputs are replaced by the mean of the converged
-ones (a warning says how many), since the Saltelli design needs every row.
+has no Sobol indices: they are reported as NaN with ``constant`` True.
+
+Degenerate studies (issue 21) are refused or marked, never reported as results:
+
+* a design smaller than :data:`MIN_BASE_SAMPLES` (N) is an error: below, the bootstrap
+  intervals are too wide for the indices to mean anything (measured by
+  ``scripts/sobol_min_n.py``, ``benchmarks/results/sobol_min_n.json``);
+* an index estimate outside its possible range [0, 1] by more than :data:`INDEX_RANGE_TOL`
+  is not printed as a result (:func:`dominant_parameters`, :func:`fig_sobol`): the CSV keeps
+  the estimate and :meth:`SobolResult.out_of_range` names it;
+* evaluations that do not converge are counted with their reasons
+  (:mod:`segment.studies.failures`). Few random failures are replaced by the mean of the
+  converged outputs (the Saltelli design needs every row; a warning says how many and why);
+  when every set failed, more than :data:`~segment.studies.failures.MAX_FAILED_FRACTION`
+  failed, or the failures concentrate in one region of the space, the study returns
+  ``status`` ``"refused"`` with the reason and no indices (all NaN).
 
 Needs the ``study`` extra (SALib): ``pip install "c5c6-segment[study]"``.
 """
@@ -34,10 +47,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from segment import _checks
+from segment._checks import check_count, check_memory, check_seed
 from segment.elements.disc import DOF_NAMES
+from segment.studies.failures import MAX_FAILED_FRACTION, FailureSummary, summarise_failures
 from segment.studies.space import load_space
 
-__all__ = ["SobolResult", "analyze_sobol", "dominant_parameters", "fig_sobol", "sobol_study"]
+__all__ = ["INDEX_RANGE_TOL", "MAX_EVALUATIONS", "MIN_BASE_SAMPLES", "SobolResult",
+           "analyze_sobol", "check_design", "dominant_parameters", "fig_sobol",
+           "min_evaluations", "sobol_study"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +64,48 @@ DEFAULT_EVALUATIONS = 100_000
 UNLOADED_OUTPUTS = ("x", "z", "phi_y")
 DOMINANT_ST = 0.1
 """A parameter 'dominates' an output when its total index is at least this."""
+MIN_BASE_SAMPLES = 128
+"""Smallest N of the Saltelli design (N (D + 2) evaluations: 2,944 for the 21 packaged
+parameters). Measured over the main displacements of the nine cases, packaged model and space,
+seeds 0-2 (``scripts/sobol_min_n.py``, ``benchmarks/results/sobol_min_n.json``): the largest
+95 % bootstrap half-width of ST is 0.57 at N = 32, 0.30 at N = 64 and 0.18 at N = 128, and
+estimates leave [0, 1] by up to 0.10, 0.14 and 0.015. Below N = 128 an index of 0.3 cannot be
+told from 0, and out-of-range estimates beyond :data:`INDEX_RANGE_TOL` occur."""
+MAX_EVALUATIONS = _checks.MAX_EVALUATIONS
+"""Largest number of model evaluations of one study (N (D + 2) <= 2**27 for the packaged
+space; about 150 GB of results): a bound on typing slips, besides the check of the memory
+available."""
+INDEX_RANGE_TOL = 0.1
+"""A Sobol index estimate more than this outside [0, 1] is not printed as a result."""
+
+
+def min_evaluations(dim: int, min_base_samples: int = MIN_BASE_SAMPLES) -> int:
+    """Smallest ``n`` of :func:`sobol_study` whose design reaches N = ``min_base_samples``."""
+    return (min_base_samples // 2) * (dim + 2) + 1
+
+
+def check_design(n, dim: int, n_cases: int, n_facets: int, *, name: str = "n",
+                 min_base_samples: int = MIN_BASE_SAMPLES) -> int:
+    """``n`` (minimum evaluations) as an int, or an error naming ``name``: not an integer, a
+    design below N = ``min_base_samples``, more than :data:`MAX_EVALUATIONS`, or more memory
+    than is available for its parameter sets, results and outputs."""
+    from segment.studies.sets import bytes_per_set
+
+    n = check_count(n, name, maximum=MAX_EVALUATIONS, why="MAX_EVALUATIONS")
+    n_base = base_samples(n, dim)
+    if n_base < min_base_samples:
+        low = min_evaluations(dim, min_base_samples)
+        raise ValueError(f"{name} must be at least {low:,} for {dim} parameters, got {n:,}: it "
+                         f"gives a Saltelli design of N = {n_base}, and stable Sobol indices "
+                         f"need N >= {min_base_samples} (at N = 64 the 95 % bootstrap "
+                         f"intervals of ST reach +-0.30 and estimates leave [0, 1] by 0.14; "
+                         f"MIN_BASE_SAMPLES, scripts/sobol_min_n.py)")
+    m_sets = n_base * (dim + 2)
+    per_set = bytes_per_set(n_cases, n_facets, dim, False) \
+        + 8 * (2 * dim + 2 * n_cases + len(UNLOADED_OUTPUTS))      # U, P and the outputs
+    check_memory(m_sets * per_set, f"{name} = {n:,}: a Sobol design of {m_sets:,} evaluations",
+                 hint=f"lower {name}")
+    return n
 
 
 def _salib():
@@ -132,6 +192,12 @@ class SobolResult:
     conf_level : float
     samples : SetsResult or None
         The solved sets (``keep_samples=True``).
+    status : str
+        ``"ok"``, or ``"refused"`` when the failed evaluations make indices meaningless (then
+        every index is NaN and ``message`` says why).
+    message : str
+        How many evaluations failed and why (empty when none did).
+    failures : FailureSummary or None
     """
 
     indices: pd.DataFrame
@@ -141,6 +207,24 @@ class SobolResult:
     elapsed: float
     conf_level: float
     samples: object = None
+    status: str = "ok"
+    message: str = ""
+    failures: FailureSummary | None = None
+
+    @property
+    def refused(self) -> bool:
+        """True when the failed evaluations make the indices meaningless (module doc)."""
+        return self.status == "refused"
+
+    def out_of_range(self, tol: float = INDEX_RANGE_TOL) -> pd.DataFrame:
+        """Rows of :attr:`indices` whose S1 or ST lies more than ``tol`` outside [0, 1]."""
+        df = self.indices
+        bad = np.zeros(len(df), dtype=bool)
+        for k in ("S1", "ST"):
+            v = df[k].to_numpy(dtype=float)
+            with np.errstate(invalid="ignore"):
+                bad |= (v < -tol) | (v > 1.0 + tol)
+        return df[bad]
 
     def matrix(self, index: str = "ST", *, quantity: str | None = "main") -> pd.DataFrame:
         """Parameters x outputs table of one index (``"S1"`` or ``"ST"``)."""
@@ -181,7 +265,8 @@ def _outputs(res, cases) -> tuple[list[tuple[str, str, str, str]], np.ndarray]:
 def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATIONS,
                 seed: int = 0, num_resamples: int = 100, conf_level: float = 0.95,
                 client=None, n_threads: int | None = None, progress: bool = False,
-                keep_samples: bool = False) -> SobolResult:
+                keep_samples: bool = False, strict: bool = True,
+                min_base_samples: int = MIN_BASE_SAMPLES) -> SobolResult:
     """First-order and total Sobol indices of every case over the parameter space.
 
     Parameters
@@ -195,9 +280,10 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     n : int
         Minimum number of model evaluations; the design uses the smallest power of two
         N with N (D + 2) >= n (default 100,000: N = 8192 and 188,416 evaluations for the
-        21 parameters of the packaged space).
+        21 parameters of the packaged space). At least :func:`min_evaluations` (N >=
+        :data:`MIN_BASE_SAMPLES`), at most :data:`MAX_EVALUATIONS` and what fits in memory.
     seed : int
-        Seed of the scrambled Sobol sequence and of the bootstrap.
+        Seed of the scrambled Sobol sequence and of the bootstrap, in [0, 2**32 - 1].
     num_resamples, conf_level
         Bootstrap of the confidence intervals.
     client : dask.distributed.Client, optional
@@ -206,10 +292,24 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
         As :func:`segment.sets.solve_sets`.
     keep_samples : bool
         Keep the solved :class:`~segment.sets.SetsResult` (memory: ~1 kB per evaluation).
+    strict : bool
+        Passed to :func:`~segment.sets.solve_sets`: parameter values outside their plausible
+        ranges are an error (True) or accepted with a warning.
+    min_base_samples : int
+        The smallest N accepted (default :data:`MIN_BASE_SAMPLES`; ``scripts/sobol_min_n.py``
+        lowers it to measure why it is there).
 
     Returns
     -------
     SobolResult
+        With ``status`` ``"refused"`` (and NaN indices) when the failed evaluations make the
+        indices meaningless (module doc).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``n`` (not an integer, a design smaller than N = :data:`MIN_BASE_SAMPLES`,
+        more evaluations than the limit or the memory allows) or ``seed``.
     """
     import segment
     from segment.studies.sets import solve_sets
@@ -217,8 +317,13 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     sample, _ = _salib()
     t0 = time.perf_counter()
     space = load_space(space)
+    seed = check_seed(seed)
+    min_base_samples = check_count(min_base_samples, "min_base_samples")
     model = segment.c5c6() if model is None else model
+    space = space.for_model(model)
     cases = dict(segment.LOAD_CASES) if cases is None else dict(cases)
+    n = check_design(n, space.dim, len(cases), len(model.facets),
+                     min_base_samples=min_base_samples)
     n_base = base_samples(n, space.dim)
     problem = {"num_vars": space.dim, "names": list(space.names),
                "bounds": [[0.0, 1.0]] * space.dim}
@@ -229,20 +334,34 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     log.info("Sobol: N = %d, %d evaluations x (unloaded + %d cases)", n_base, P.shape[0],
              len(cases))
     res = solve_sets(model, P, list(cases.values()), space=space, client=client,
-                     n_threads=n_threads, progress=progress)
+                     n_threads=n_threads, progress=progress, strict=strict)
     meta, Y = _outputs(res, cases)
     ok = res.converged.all(axis=1)
     n_failed = int(ok.size - ok.sum())
-    if n_failed:
-        warnings.warn(f"Sobol study: {n_failed} of {ok.size} evaluations did not converge; "
-                      "their outputs are replaced by the mean of the converged ones",
-                      RuntimeWarning, stacklevel=2)
+    failures = summarise_failures(U, ok, names=space.names, status=res.status,
+                                  status_unloaded=res.status_unloaded,
+                                  case_names=list(cases))
+    status, message = "ok", failures.describe()
+    if n_failed and failures.acceptable:
+        warnings.warn(f"Sobol study: {message}; their outputs are replaced by the mean of the "
+                      "converged ones", RuntimeWarning, stacklevel=2)
         Y[~ok] = Y[ok].mean(axis=0)
+    elif n_failed:
+        status = "refused"
+        if failures.n_failed == failures.n_sets:
+            message += ": no indices can be computed"
+        elif failures.concentrated:
+            message += (": the converged sets would describe another part of the space, so "
+                        "no indices are computed")
+        else:
+            message += (f"; more than {MAX_FAILED_FRACTION:.0%} failed, and replacing them "
+                        "by the mean would bias every index, so none are computed")
     rows = []
     for k, (out_name, case, quantity, unit) in enumerate(meta):
         y = Y[:, k]
-        constant = not np.ptp(y) > 1e-12 * max(1.0, float(np.abs(y).max()))
-        if constant:
+        constant = (status == "ok"
+                    and not np.ptp(y) > 1e-12 * max(1.0, float(np.abs(y).max())))
+        if status != "ok" or constant:
             s = {key: np.full(space.dim, np.nan) for key in ("S1", "S1_conf", "ST", "ST_conf")}
         else:
             s = analyze_sobol(y, space.dim, num_resamples=num_resamples,
@@ -254,7 +373,8 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
                          "ST_conf": float(s["ST_conf"][j]), "constant": constant})
     return SobolResult(indices=pd.DataFrame(rows), n_base=n_base, n_evaluations=P.shape[0],
                        n_failed=n_failed, elapsed=time.perf_counter() - t0,
-                       conf_level=conf_level, samples=res if keep_samples else None)
+                       conf_level=conf_level, samples=res if keep_samples else None,
+                       status=status, message=message, failures=failures)
 
 
 def dominant_parameters(result: SobolResult, *, quantity: str = "main",
@@ -262,11 +382,20 @@ def dominant_parameters(result: SobolResult, *, quantity: str = "main",
     """One sentence per output, written from the numbers: the parameters whose total index
     reaches ``threshold``, largest first, with ST and its confidence half-width."""
     lines = []
+    if result.refused:
+        return [f"no Sobol indices: {result.message}."]
     df = result.indices[result.indices.quantity == quantity]
+    bad = set(result.out_of_range().index)
     for out_name in dict.fromkeys(df.output):
         sel = df[df.output == out_name]
         if sel.constant.iloc[0]:
             lines.append(f"{out_name}: does not vary over the space (no indices).")
+            continue
+        wrong = sel[sel.index.isin(bad)]
+        if len(wrong):
+            lines.append(f"{out_name}: not resolved ({len(wrong)} index estimates outside "
+                         f"[0, 1], e.g. {wrong.parameter.iloc[0]}); a larger design is "
+                         "needed.")
             continue
         sel = sel.sort_values("ST", ascending=False)
         big = sel[sel.ST >= threshold]
@@ -293,6 +422,9 @@ def fig_sobol(result: SobolResult, *, index: str = "ST", quantity: str = "main",
     else:
         fig = ax.figure
     vals = mat.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        vals = np.where((vals < -INDEX_RANGE_TOL) | (vals > 1.0 + INDEX_RANGE_TOL), np.nan,
+                        vals)     # never shown as a result (module doc)
     im = ax.imshow(np.nan_to_num(vals, nan=0.0), cmap="viridis", vmin=0.0, vmax=1.0,
                    aspect="auto")
     ax.set_xticks(range(mat.shape[1]), [c.replace(f" {quantity}", "") for c in mat.columns],

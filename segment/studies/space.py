@@ -1,4 +1,4 @@
-"""The uncertain parameters of the model as data: ``data/parameter_space.csv``.
+r"""The uncertain parameters of the model as data: ``data/parameter_space.csv``.
 
 One row per parameter: ``name``, the ``element`` and ``field`` it changes, ``unit``,
 ``nominal``, ``lower``, ``upper``, the prior ``distribution`` (``uniform``, ``normal`` or
@@ -16,6 +16,25 @@ Elements and fields (several elements separated by ``;`` share one parameter)::
                                         inclination_deg   C6 facet angle to the transverse plane
                                         radius_mm         radius of both faces [mm]
                                         blend_C           blending constant C
+
+Plausibility (issue 21), as for the model tables (:data:`segment.io.PLAUSIBLE`): the ``unit`` must
+be the field's (:data:`FIELD_UNITS`); ``nominal``, ``lower`` and ``upper`` must lie within the
+plausible range of the table column the field changes (:data:`FIELD_PLAUSIBLE`: a rest length
+in metres, an inclination in radians or a stiffness factor in percent falls outside); a normal or
+lognormal prior must keep at least :data:`MIN_PRIOR_MASS` of its mass within ``[lower, upper]``
+(computed from the prior, not assumed: a mean typed in another unit, or a lognormal's median
+typed where ``ln(median)`` belongs, leaves far less). ``strict=False`` (CLI:
+``--allow-implausible``) turns these into :class:`~segment.io.ImplausibleDataWarning`\ s; a unit
+that contradicts the field and the hard limits (a length > 0, an inclination within (-90, 90))
+are errors either way.
+
+One model (issue 21): a study runs on the model it is given. The space gives the ranges and the
+priors; the nominal value of each parameter is the model's own (:meth:`ParameterSpace.for_model`:
+1 for a stiffness factor, the model's rest length, gap, inclination, radius or C otherwise).
+Where the file's ``nominal`` column says something else, the model's value is used and a
+:class:`ModelNominalWarning` names every such parameter (a stated re-reading, not an error: a
+data folder copied with its space file and then edited stays usable). A model value outside
+the parameter's ``[lower, upper]`` is an error: that space does not contain the model.
 
 This file is the one definition of the uncertain parameters: the one-at-a-time tornado study
 (:func:`segment.validation.sensitivity_variants`), the uncertainty bands
@@ -35,13 +54,25 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import FACET_SIDES, LIGAMENT_NAMES, _Table, data_dir, parse_number
+from segment._checks import check_count, check_memory, check_seed
+from segment.core.io import (
+    FACET_SIDES,
+    LIGAMENT_NAMES,
+    PLAUSIBLE,
+    ImplausibleDataWarning,
+    PlausibleRange,
+    _Table,
+    data_dir,
+    parse_number,
+)
 from segment.elements.disc import DOF_NAMES
 from segment.elements.facet import c6_normals, rows_in_frame
 from segment.elements.tangent import (
@@ -59,7 +90,8 @@ from segment.elements.tangent import (
 )
 from segment.studies.packing import ligament_rows, pack_plan
 
-__all__ = ["DISTRIBUTIONS", "FIELDS", "ParameterSpace", "default_space_path", "load_space"]
+__all__ = ["DISTRIBUTIONS", "FIELDS", "FIELD_PLAUSIBLE", "FIELD_UNITS", "MIN_PRIOR_MASS",
+           "ModelNominalWarning", "ParameterSpace", "default_space_path", "load_space"]
 
 FIELDS = {
     "disc": ("stiffness_scale",),
@@ -72,6 +104,68 @@ COLUMNS = ("name", "element", "field", "unit", "nominal", "lower", "upper", "dis
            "dist_mu", "dist_sigma", "source")
 _FACET_FIELD = {"gap_mm": "gap", "inclination_deg": "inclination_deg", "radius_mm": "radius",
                 "blend_C": "blend"}
+FIELD_UNITS = {"stiffness_scale": "-", "l0_mm": "mm", "gap_mm": "mm", "inclination_deg": "deg",
+               "radius_mm": "mm", "blend_C": "-"}
+"""The ``unit`` each field's rows must state."""
+STIFFNESS_SCALE_RANGE = PlausibleRange(
+    0.05, 20.0, "-", "a factor on the model's stiffness; the tables' plausible stiffness ranges "
+    "reach 1.2-1.5 decades either side of the published values (disc 1-1e4 N/mm around "
+    "50-492 N/mm, ligament F_max 3-2000 N around 34-115 N), and 0.05-20 keeps a factor within "
+    "them (a percentage, 80 for 0.8, falls outside)")
+FIELD_PLAUSIBLE: dict[str, tuple[str, PlausibleRange]] = {
+    "stiffness_scale": ("", STIFFNESS_SCALE_RANGE),
+    "l0_mm": ("ligaments.csv l0_mm", PLAUSIBLE[("ligaments.csv", "l0_mm")]),
+    "gap_mm": ("facets.csv gap_mm", PLAUSIBLE[("facets.csv", "gap_mm")]),
+    "inclination_deg": ("facets.csv inclination_deg",
+                        PLAUSIBLE[("facets.csv", "inclination_deg")]),
+    "radius_mm": ("facets.csv radius_c6_mm", PLAUSIBLE[("facets.csv", "radius_c6_mm")]),
+    "blend_C": ("facets.csv blend_C", PLAUSIBLE[("facets.csv", "blend_C")]),
+}
+"""Per field: the model-table column it changes and that column's plausible range
+(:data:`segment.io.PLAUSIBLE`), which the bounds, the nominal value and every parameter set
+must respect; the stiffness factors have a range of their own."""
+MIN_PRIOR_MASS = 0.01
+"""A truncated normal or lognormal prior keeps at least this share of its mass within
+[lower, upper]. The packaged priors keep 95 % (bounds at +-2 SD); a prior with less than 1 %
+inside is practically an exponential piled against one bound, which no published range means:
+a mean typed in another unit (1000 for bounds 32-54) or a lognormal's median typed as its
+``dist_mu`` (16.7 for ln 16.7 = 2.8) leaves 1e-120 and less, and its samples are noise of the
+inverse CDF's far tail."""
+SAME_VALUE_RTOL = 1e-9
+"""A model value and a file's nominal value are the same within this relative tolerance (the
+facet geometry is recovered from the packed discs with rounding)."""
+
+
+class ModelNominalWarning(UserWarning):
+    """A space file's nominal value differs from the model's; the study uses the model's."""
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= SAME_VALUE_RTOL * max(1.0, abs(a), abs(b))
+
+
+def _hard_limit(field: str) -> tuple[float, float, bool]:
+    """(lower, upper, open) bounds a field's values must respect whatever ``strict`` says."""
+    if field in ("stiffness_scale", "l0_mm", "radius_mm"):
+        return 0.0, math.inf, True
+    if field in ("gap_mm", "blend_C"):
+        return 0.0, math.inf, False
+    return -90.0, 90.0, True             # inclination_deg
+
+
+def prior_mass(dist: str, mu: float, sigma: float, lower: float, upper: float) -> float:
+    """Share of a normal or lognormal prior's mass within [lower, upper] (1 for uniform)."""
+    from scipy.special import ndtr
+
+    if dist == "uniform":
+        return 1.0
+    if dist == "lognormal":
+        if not lower > 0:
+            return 0.0
+        lower, upper = math.log(lower), math.log(upper)
+    a, b = (lower - mu) / sigma, (upper - mu) / sigma
+    # the difference of the upper tails where both bounds lie above the mean (no cancellation)
+    return float(ndtr(-a) - ndtr(-b)) if a > 0 else float(ndtr(b) - ndtr(a))
 
 
 def default_space_path() -> Path:
@@ -103,6 +197,10 @@ class ParameterSpace:
     sigma: np.ndarray
     sources: tuple[str, ...]
     path: str = "parameter_space.csv"
+    lines: tuple[int, ...] = ()
+    """File line of each parameter's row (1 = header; empty for a space built by hand)."""
+    sha256: str = ""
+    """Checksum of the file as read (empty for a space built by hand)."""
 
     @property
     def dim(self) -> int:
@@ -111,8 +209,16 @@ class ParameterSpace:
 
     # ------------------------------------------------------------------ reading
     @classmethod
-    def from_csv(cls, path: str | Path | None = None) -> ParameterSpace:
-        """Read and check a parameter-space file (default: the packaged one).
+    def from_csv(cls, path: str | Path | None = None, *, strict: bool = True) -> ParameterSpace:
+        r"""Read and check a parameter-space file (default: the packaged one).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+        strict : bool
+            True (default): bounds or a nominal value outside the plausible range of their
+            field (:data:`FIELD_PLAUSIBLE`) and a prior with less than :data:`MIN_PRIOR_MASS`
+            within its bounds are errors; False: :class:`~segment.io.ImplausibleDataWarning`\ s.
 
         Raises
         ------
@@ -121,12 +227,15 @@ class ParameterSpace:
             the line, the row (1 = first data row), the column and the value (the reader of
             :mod:`segment.io`: a byte-order mark is accepted, a ';'- or tab-separated file gets
             a hint): missing column, empty or duplicate name, unknown element or field, a target
-            set twice, a non-number, lower > upper, nominal outside the bounds, an unknown
-            distribution or one without its parameters, an empty source.
+            set twice, a non-number, lower > upper, nominal outside the bounds, a unit that is
+            not the field's, an unknown distribution or one without its parameters, an empty
+            source, and the plausibility checks above.
         """
+        if not isinstance(strict, bool):
+            raise TypeError(f"strict must be True or False, got {strict!r}")
         path = default_space_path() if path is None else Path(path)
         t = _Table(path, tuple(c for c in COLUMNS if c != "source"), collect=True,
-                   what="parameter-space")
+                   what="parameter-space", strict=strict)
 
         class _RowError(Exception):
             pass
@@ -148,7 +257,7 @@ class ParameterSpace:
             return v
 
         out = {k: [] for k in ("names", "targets", "fields", "units", "nominal", "lower",
-                               "upper", "distributions", "mu", "sigma", "sources")}
+                               "upper", "distributions", "mu", "sigma", "sources", "lines")}
         seen_targets: dict[tuple[str, str, str], int] = {}
         seen_names: dict[str, int] = {}
         for i, row in t.rows():
@@ -225,6 +334,30 @@ class ParameterSpace:
                         if row[col]:
                             raise err(i, col, f"a uniform prior takes no parameters (its bounds "
                                               f"are lower and upper), got {row[col]!r}")
+                unit = FIELD_UNITS[field]
+                if row["unit"] != unit:
+                    raise err(i, "unit", f"{row['unit']!r} is not the unit of {field} (expected "
+                                         f"{unit!r}; the values must be in it)")
+                column, rng = FIELD_PLAUSIBLE[field]
+                of = f"{field} ({column})" if column else field
+                for col, v in (("nominal", nominal), ("lower", lower), ("upper", upper)):
+                    if not rng.lower <= v <= rng.upper:
+                        t.implausible(i, col, f"{v:g} {unit} is outside the plausible range "
+                                      f"{rng.lower:g} to {rng.upper:g} {unit} of {of} "
+                                      f"({rng.reason})")
+                if dist != "uniform":
+                    mass = prior_mass(dist, mu, sigma, lower, upper)
+                    if not mass >= MIN_PRIOR_MASS:
+                        center = math.exp(mu) if dist == "lognormal" else mu
+                        col = "dist_mu" if not lower <= center <= upper else "dist_sigma"
+                        what = (f"median exp({mu:g}) = {center:.4g}, log-SD {sigma:g}"
+                                if dist == "lognormal" else f"mean {mu:g}, SD {sigma:g}")
+                        t.implausible(i, col, f"the {dist} prior ({what}) keeps "
+                                      f"{mass:.2g} of its mass within [lower, upper] = "
+                                      f"[{lower:g}, {upper:g}], less than MIN_PRIOR_MASS "
+                                      f"{MIN_PRIOR_MASS:g} (a mean in another unit"
+                                      + (", or the median typed where ln(median) belongs?)"
+                                         if dist == "lognormal" else "?)"))
             except _RowError:
                 continue
             if not t.ok(i):      # e.g. an empty source
@@ -240,6 +373,7 @@ class ParameterSpace:
             out["mu"].append(mu)
             out["sigma"].append(sigma)
             out["sources"].append(row["source"])
+            out["lines"].append(t.line_of[i])
         t.finish()
         arrays = {}
         for k in ("nominal", "lower", "upper", "mu", "sigma"):
@@ -249,7 +383,8 @@ class ParameterSpace:
         return cls(names=tuple(out["names"]), targets=tuple(out["targets"]),
                    fields=tuple(out["fields"]), units=tuple(out["units"]),
                    distributions=tuple(out["distributions"]), sources=tuple(out["sources"]),
-                   path=str(path), **arrays)
+                   path=str(path), lines=tuple(out["lines"]),
+                   sha256=hashlib.sha256(path.read_bytes()).hexdigest(), **arrays)
 
     def table(self):
         """The space as a DataFrame (one row per parameter)."""
@@ -275,7 +410,8 @@ class ParameterSpace:
             fields=tuple(self.fields[i] for i in idx), units=tuple(self.units[i] for i in idx),
             nominal=self.nominal[idx], lower=self.lower[idx], upper=self.upper[idx],
             distributions=tuple(self.distributions[i] for i in idx), mu=self.mu[idx],
-            sigma=self.sigma[idx], sources=tuple(self.sources[i] for i in idx), path=self.path)
+            sigma=self.sigma[idx], sources=tuple(self.sources[i] for i in idx), path=self.path,
+            lines=tuple(self.lines[i] for i in idx) if self.lines else ())
 
     # ------------------------------------------------------------------ priors
     def ppf(self, u) -> np.ndarray:
@@ -303,19 +439,59 @@ class ParameterSpace:
                 b = (math.log(hi) - self.mu[j]) / self.sigma[j]
                 z = stats.truncnorm.ppf(u[:, j], a, b)
                 out[:, j] = np.exp(self.mu[j] + self.sigma[j] * z)
+            if not np.all(np.isfinite(out[:, j])):
+                raise ValueError(f"{self._where(j)}: the {dist} prior of {self.names[j]!r} "
+                                 f"cannot be sampled within [{lo:g}, {hi:g}] (its mass there "
+                                 f"is {prior_mass(dist, self.mu[j], self.sigma[j], lo, hi):.2g})")
             np.clip(out[:, j], lo, hi, out=out[:, j])
         return out
 
     def sample(self, n: int, *, seed: int | None = 0) -> np.ndarray:
-        """``n`` independent draws (n, D) from the truncated priors."""
-        n = int(n)
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        """``n`` independent draws (n, D) from the truncated priors.
+
+        ``n`` is an integer >= 1 whose sets (and their unit-cube points) fit in the memory
+        available (:func:`segment._checks.check_memory`); ``seed`` None or an integer in
+        [0, 2**32 - 1].
+        """
+        n = check_count(n, "n")
+        seed = check_seed(seed)
+        check_memory(16.0 * n * self.dim, f"n = {n:,}: {n:,} parameter sets of {self.dim} "
+                     "parameters", hint="lower n")
         return self.ppf(np.random.default_rng(seed).random((n, self.dim)))
 
-    def check(self, P) -> np.ndarray:
-        """``P`` as a float array (M, D); ValueError naming the first bad entry."""
-        P = np.array(P, dtype=float)
+    def _where(self, j: int) -> str:
+        """``"<file>, line L (row i)"`` of parameter ``j`` (the file alone for a space built
+        by hand)."""
+        name = Path(self.path).name
+        if not self.lines:
+            return name
+        line = self.lines[j]
+        return f"{name}, line {line} (row {line - 1})"
+
+    def check(self, P, *, strict: bool | None = True) -> np.ndarray:
+        """``P`` as a float array (M, D); an error naming the first bad entry.
+
+        Parameters
+        ----------
+        P : array_like (M, D) or (D,)
+            Parameter sets in the space's units (real numbers; strings, booleans and complex
+            numbers are a TypeError naming ``P``).
+        strict : bool or None
+            True (default): a value outside the plausible range of its field
+            (:data:`FIELD_PLAUSIBLE`, e.g. an inclination of 1e6 deg or one in radians) is an
+            error; False: it is used, with one :class:`~segment.io.ImplausibleDataWarning`;
+            None: not checked (:meth:`apply`, :meth:`pack` and :meth:`pack_derivative`, whose
+            callers, the studies, have checked it).
+            Values outside a field's hard limits (a length <= 0, an inclination outside
+            (-90, 90) deg) are errors either way. Values outside ``[lower, upper]`` are
+            accepted: the bounds are the priors' truncation, not a limit of the model.
+        """
+        raw = np.asarray(P) if not isinstance(P, np.ndarray) else P
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"P must be an array of real numbers (M, {self.dim}), got dtype "
+                            f"{raw.dtype}" + (f" ({P!r})" if raw.dtype.kind == "O" and
+                                              raw.size < 4 else ""))
+        P = np.array(raw, dtype=float)
         if P.ndim == 1:
             P = P[None, :]
         if P.ndim != 2 or P.shape[1] != self.dim:
@@ -326,28 +502,137 @@ class ParameterSpace:
             m, j = np.argwhere(bad)[0]
             raise ValueError(f"parameter set {m}, {self.names[j]!r}: expected a finite number, "
                              f"got {P[m, j]}")
+        implausible = []
         for j, field in enumerate(self.fields):
-            lim = 0.0 if field in ("gap_mm", "blend_C") else None
-            if field in ("stiffness_scale", "l0_mm", "radius_mm"):
-                low = P[:, j] <= 0
-                if low.any():
-                    m = int(np.argmax(low))
-                    raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} must be > "
-                                     f"0, got {P[m, j]:g}")
-            if lim is not None and (P[:, j] < lim).any():
-                m = int(np.argmax(P[:, j] < lim))
-                raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} must be >= 0, "
-                                 f"got {P[m, j]:g}")
+            lo, hi, open_ = _hard_limit(field)
+            col = P[:, j]
+            out = ((col <= lo) | (col >= hi)) if open_ else ((col < lo) | (col > hi))
+            if out.any():
+                m = int(np.argmax(out))
+                rel = (f"must be > {lo:g}" if hi == math.inf and open_ else
+                       f"must be >= {lo:g}" if hi == math.inf else
+                       f"must lie within ({lo:g}, {hi:g})")
+                raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} {rel}, got "
+                                 f"{P[m, j]:g}")
+            _, rng = FIELD_PLAUSIBLE[field]
+            out = (col < rng.lower) | (col > rng.upper)
+            if strict is not None and out.any():
+                m = int(np.argmax(out))
+                implausible.append(f"parameter set {m}, {self.names[j]!r}: {P[m, j]:g} "
+                                   f"{rng.unit} is outside the plausible range "
+                                   f"{rng.lower:g} to {rng.upper:g} {rng.unit} of {field} "
+                                   f"({rng.reason})")
+        if implausible:
+            more = f" (and {len(implausible) - 1} more parameters)" if len(implausible) > 1 \
+                else ""
+            if strict:
+                raise ValueError(implausible[0] + more + "; pass strict=False to accept it")
+            warnings.warn(implausible[0] + more, ImplausibleDataWarning, stacklevel=3)
         return P
 
     # ------------------------------------------------------------------ one model
+    def model_values(self, model) -> np.ndarray:
+        """Each parameter's value in ``model`` (D,): 1 for a stiffness factor (a factor on the
+        model's own stiffness); the rest length, gap, inclination, radius or blending constant
+        of the element(s) it changes otherwise; NaN where the model has none of them (e.g. the
+        facets of a model without facets).
+
+        Raises
+        ------
+        ValueError
+            When one parameter sets several elements (or both radii of a facet) to one value
+            but the model's values differ: the space cannot describe that model.
+        """
+        ref = model.reference
+        ligs = {x.name: x for x in model.ligaments}
+        facets = {f.side: f.geometry(ref) for f in model.facets}
+        out = np.full(self.dim, np.nan)
+        errors = []
+        for j, (targets, field) in enumerate(zip(self.targets, self.fields, strict=True)):
+            present = [(k, key) for k, key in targets
+                       if k == "disc" or (k == "ligament" and key in ligs)
+                       or (k == "facet" and key in facets)]
+            if not present:
+                continue
+            if field == "stiffness_scale":
+                out[j] = 1.0
+                continue
+            vals = []
+            for kind, key in present:
+                if kind == "ligament":
+                    vals.append((f"ligament {key} l0", ligs[key].l0))
+                elif field == "radius_mm":
+                    vals += [(f"facet {key} radius_c6", facets[key]["radius_c6"]),
+                             (f"facet {key} radius_c5", facets[key]["radius_c5"])]
+                else:
+                    vals.append((f"facet {key} {_FACET_FIELD[field]}",
+                                 facets[key][_FACET_FIELD[field]]))
+            if any(not _same(v, vals[0][1]) for _, v in vals):
+                errors.append(f"{self._where(j)}, column 'element': {self.names[j]!r} sets "
+                              f"{' and '.join(n for n, _ in vals)} to one value, but the model "
+                              f"has {', '.join(f'{v:.6g}' for _, v in vals)}; give each its "
+                              "own row")
+                continue
+            out[j] = vals[0][1]
+        if errors:
+            raise ValueError("; ".join(errors))
+        return out
+
+    def for_model(self, model, *, warn: bool = True) -> ParameterSpace:
+        """This space with the nominal values of ``model`` (the contract of the module doc).
+
+        The ranges and priors stay the file's; the nominal value of each parameter becomes
+        :meth:`model_values` (kept where the model lacks the parameter's elements). Where the
+        file's nominal value differs, one :class:`ModelNominalWarning` (unless ``warn`` is
+        False) names every such parameter with both values. Returns ``self`` when nothing
+        changes.
+
+        Raises
+        ------
+        ValueError
+            Naming the file, row and parameter, when a model value lies outside the
+            parameter's [lower, upper] (the space does not contain the model), or see
+            :meth:`model_values`.
+        """
+        values = self.model_values(model)
+        nominal = np.array(self.nominal, dtype=float)
+        changed, outside = [], []
+        for j, v in enumerate(values):
+            if not math.isfinite(v) or _same(v, nominal[j]):
+                continue
+            lo, hi = self.lower[j], self.upper[j]
+            if not (lo <= v <= hi or _same(v, lo) or _same(v, hi)):
+                unit = "" if self.units[j] in ("-", "") else f" {self.units[j]}"
+                outside.append(f"{self._where(j)}: the model's {self.names[j]} is "
+                               f"{v:.6g}{unit}, outside [lower, upper] = [{lo:g}, {hi:g}]"
+                               f"{unit}")
+                continue
+            changed.append(j)
+            nominal[j] = min(max(v, lo), hi)
+        if outside:
+            raise ValueError("; ".join(outside) + ": this parameter space does not contain the "
+                             "model it is to study; give one whose bounds contain the model's "
+                             "values (--space FILE)")
+        if not changed:
+            return self
+        if warn:
+            parts = []
+            for j in changed:
+                unit = "" if self.units[j] in ("-", "") else f" {self.units[j]}"
+                parts.append(f"{self.names[j]} {self.nominal[j]:g} -> {nominal[j]:.6g}{unit}")
+            warnings.warn(f"{Path(self.path).name}: nominal values differ from the model's, "
+                          f"the study uses the model's (the space gives ranges and priors): "
+                          + ", ".join(parts), ModelNominalWarning, stacklevel=2)
+        nominal.setflags(write=False)
+        return dataclasses.replace(self, nominal=nominal)
+
     def apply(self, model, p):
         """The :class:`~segment.model.Segment` of parameter set ``p`` (D,) (readable, slow:
         use :meth:`pack` for many sets)."""
         from segment.elements.disc import DiscStiffness
         from segment.elements.ligament import TrilinearCurve
 
-        p = self.check(p)[0]
+        p = self.check(p, strict=None)[0]
         ref = model.reference
         k_pos = model.disc.k_positive.copy()
         k_neg = model.disc.k_negative.copy()
@@ -402,7 +687,7 @@ class ParameterSpace:
                                  f"{P.shape}")
             dtype = complex
         else:
-            P = self.check(P)
+            P = self.check(P, strict=None)
             dtype = float
         m_sets = P.shape[0]
         glob0, lig0, fac0 = model._packed[:3]
@@ -465,7 +750,8 @@ class ParameterSpace:
         -------
         dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
-        return pack_plan(self, model).derivative(self.check(P), n_threads=n_threads)
+        return pack_plan(self, model).derivative(self.check(P, strict=None),
+                                                 n_threads=n_threads)
 
     def sets_frame(self, P):
         """Parameter sets (M, D) as a DataFrame with the parameter names as columns."""
@@ -479,10 +765,14 @@ def _default_space(path: str) -> ParameterSpace:
     return ParameterSpace.from_csv(path)
 
 
-def load_space(space=None) -> ParameterSpace:
-    """``space`` as a :class:`ParameterSpace`: None (the packaged file), a path, or a space."""
+def load_space(space=None, *, strict: bool = True) -> ParameterSpace:
+    """``space`` as a :class:`ParameterSpace`: None (the packaged file), a path, or a space
+    (``strict``: see :meth:`ParameterSpace.from_csv`)."""
     if isinstance(space, ParameterSpace):
         return space
     if space is None:
         return _default_space(str(default_space_path()))
-    return ParameterSpace.from_csv(space)
+    if not isinstance(space, (str, Path)) and not hasattr(space, "__fspath__"):
+        raise TypeError(f"space must be a ParameterSpace, a path or None, got "
+                        f"{type(space).__name__}")
+    return ParameterSpace.from_csv(space, strict=strict)

@@ -13,20 +13,28 @@ file's +-20 % is an assumption), so a study may want to vary it.
 
 Every sample is solved for the nine cases and the unloaded equilibrium in one launch of
 :func:`segment.sets.solve_sets` (no ``Segment`` per sample).
+
+The space's nominal values are the model's (:meth:`~segment.space.ParameterSpace.for_model`),
+and the bands are over the converged samples; :attr:`UncertaintyResult.failures` says how many
+failed, why, and whether they are random (:mod:`segment.studies.failures`), and a warning says
+so when they are not (then the bands describe only the part of the space that converged).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from segment._checks import check_count, check_memory
 from segment.core.model import Segment
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
+from segment.studies.failures import FailureSummary, summarise_failures
 from segment.studies.space import ParameterSpace, load_space
 
 __all__ = [
@@ -40,6 +48,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+MAX_MODELS = 100_000
+"""Most models :func:`sample_models` builds (a Python ``Segment`` each, ~10 kB and ~1 ms)."""
 ASSUMED_STIFFNESS_SPREAD = 0.20
 """ASSUMED, NOT PUBLISHED: the +-20 % of the stiffness factors in data/parameter_space.csv
 (no published spread exists for Table 2 or Table 3)."""
@@ -118,10 +128,9 @@ def sample_models(model: Segment, n_samples: int, *, space=None,
     samples : pandas.DataFrame
         One row per sample, one column per parameter (the space's names and units).
     """
-    space = _space(space, stiffness_spread)
-    n = int(n_samples)
-    if n < 1:
-        raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
+    space = _space(space, stiffness_spread).for_model(model)
+    n = check_count(n_samples, "n_samples", maximum=MAX_MODELS,
+                    why="each sample builds a Segment; use uncertainty_bands for more")
     P = space.sample(n, seed=seed)
     return [space.apply(model, p) for p in P], space.sets_frame(P)
 
@@ -149,6 +158,8 @@ class UncertaintyResult:
     stiffness_spread : float
     assumptions : tuple of str
         Plain-language statements of what is assumed rather than published.
+    failures : FailureSummary or None
+        The samples that did not converge: how many, why, whether at random.
     """
 
     cases: tuple[str, ...]
@@ -160,6 +171,7 @@ class UncertaintyResult:
     samples: pd.DataFrame
     stiffness_spread: float
     assumptions: tuple[str, ...]
+    failures: FailureSummary | None = None
 
     def __repr__(self) -> str:
         n, c = self.converged.shape[:2]
@@ -251,20 +263,30 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     (8, 9, 6)
     """
     import segment
-    from segment.studies.sets import solve_sets
+    from segment.studies.sets import bytes_per_set, solve_sets
 
-    space = _space(space, stiffness_spread)
     if model is None:
         model = segment.c5c6()
+    space = _space(space, stiffness_spread).for_model(model)
     if cases is None:
         cases = dict(segment.LOAD_CASES)
     names = tuple(cases)
-    n = int(n_samples)
-    if n < 1:
-        raise ValueError(f"n_samples must be >= 1, got {n_samples!r}")
+    n = check_count(n_samples, "n_samples")
+    check_memory(n * (bytes_per_set(len(names), len(model.facets), space.dim, False)
+                      + 16 * space.dim),
+                 f"n_samples = {n:,}: {n:,} sampled models x {len(names)} cases",
+                 hint="lower n_samples")
     P = space.sample(n, seed=seed)
     log.info("uncertainty: %d samples x %d cases", n, len(names))
     res = solve_sets(model, P, [cases[k] for k in names], space=space, progress=progress)
+    width = space.upper - space.lower
+    failures = summarise_failures((P - space.lower) / np.where(width > 0, width, 1.0),
+                                  res.converged.all(axis=1), names=space.names,
+                                  status=res.status, status_unloaded=res.status_unloaded,
+                                  case_names=list(names))
+    if failures.n_failed and not failures.acceptable:
+        warnings.warn(f"uncertainty bands: {failures.describe()}; the bands describe only the "
+                      "samples that converged", RuntimeWarning, stacklevel=2)
     nominal = segment.solve_many(model, [Load.zero(), *[cases[k] for k in names]],
                                  progress=False)
     main = tuple(None if cases[k].main_dof is None else DOF_NAMES[cases[k].main_dof]
@@ -275,4 +297,5 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
                              displacement=res.displacement,
                              displacement_from_reference=res.q.copy(),
                              converged=res.converged, samples=space.sets_frame(P),
-                             stiffness_spread=s, assumptions=assumptions(space))
+                             stiffness_spread=s, assumptions=assumptions(space),
+                             failures=failures)

@@ -260,13 +260,15 @@ def sensitivity_variants(model: Segment, *, space=None) -> list[tuple[str, str, 
     """(parameter, setting, description, model) for each parameter of the parameter space.
 
     One-at-a-time: each parameter of ``data/parameter_space.csv`` (or ``space``) at its lower
-    and its upper bound, the others at their nominal values. A bound equal to the nominal
-    value (e.g. the facet gap, nominal 0 = lower bound) gives no variant; parameters whose
-    element ``model`` lacks (a configuration without facets) are skipped.
+    and its upper bound, the others at their nominal values: the values of ``model``
+    (:meth:`~segment.space.ParameterSpace.for_model`; the study runs on the model it is
+    given). A bound equal to the nominal value (e.g. the facet gap, nominal 0 = lower bound)
+    gives no variant; parameters whose element ``model`` lacks (a configuration without
+    facets) are skipped.
     """
     from segment.studies.space import load_space
 
-    space = load_space(space)
+    space = load_space(space).for_model(model)
     out = []
     for j, name in enumerate(space.names):
         if not _has_target(model, space.targets[j]):
@@ -285,25 +287,36 @@ def sensitivity_variants(model: Segment, *, space=None) -> list[tuple[str, str, 
 def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
                       progress: Progress = _quiet, space=None) -> pd.DataFrame:
     """Main displacement of each case under each variant of :func:`sensitivity_variants`,
-    and its change from the model at the space's nominal values."""
+    and its change from the baseline: ``model`` itself (the space's nominal values are read
+    from it, :meth:`~segment.space.ParameterSpace.for_model`).
+
+    A case that does not converge for the baseline is an error (no baseline to compare
+    with); a variant that does not converge has ``converged`` False and NaN ``main`` and
+    ``change_pct`` (its last iterate is no result).
+    """
     from segment.studies.space import load_space
 
-    space = load_space(space)
-    nominal = space.apply(model, space.nominal)
+    space = load_space(space).for_model(model)
     base = {}
     for name, load in cases.items():
-        r = solve(nominal, load)
-        base[name] = main_value(load, _from_unloaded(r, "the nominal model"))[0]
+        r = solve(model, load)
+        if not r.converged:
+            raise ValueError(f"case {name!r} does not converge for the model itself "
+                             f"({r.message}): no baseline for the tornado")
+        base[name] = main_value(load, _from_unloaded(r, "the model"))[0]
     rows = []
     variants = sensitivity_variants(model, space=space)
     for k, (param, setting, desc, variant) in enumerate(variants, start=1):
         progress(f"sensitivity {k}/{len(variants)}: {param} {setting}")
         for name, load in cases.items():
             r = solve(variant, load)
-            value, unit = main_value(load, _from_unloaded(r, f"variant {param} {setting}"))
+            if r.converged and r.displacement_from_unloaded is not None:
+                value, unit = main_value(load, _from_unloaded(r, f"variant {param} {setting}"))
+            else:
+                value, unit = np.nan, UNITS[load.main_dof]
             rows.append({"parameter": param, "setting": setting, "value": desc, "case": name,
-                         "converged": r.converged, "baseline": base[name], "main": value,
-                         "unit": unit,
+                         "converged": bool(r.converged and np.isfinite(value)),
+                         "baseline": base[name], "main": value, "unit": unit,
                          "change_pct": 100.0 * (value - base[name]) / abs(base[name])})
     return pd.DataFrame(rows)
 

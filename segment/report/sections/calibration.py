@@ -59,7 +59,8 @@ def write(rep, s) -> None:
              "model finds the value one parameter would need, all others at that best point. "
              "The parameter that would leave its range by the smallest fraction of the range "
              "is named; the alternatives follow in the last column:")
-    reach = cal.reach(s.model, which=["AR intact phi_z_deg", "FLX intact phi_y_deg"], z=0)
+    reach = cal.reach(s.model, which=["AR intact phi_z_deg", "FLX intact phi_y_deg"], z=0,
+                      space=s.space, cases=s.cases)
     rep.table("calibration_reach", reach)
     s.extra["calibration_reach"] = reach
     rep.text("The two targets conflict: the single-parameter change that brings one of them "

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from segment._checks import check_count
 from segment.studies.calibration.fit import calibrate
 from segment.studies.calibration.forward import Forward, configuration_model
 from segment.studies.calibration.posterior import PosteriorSamples
@@ -18,7 +19,7 @@ from segment.studies.space import load_space
 
 
 def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2.0),
-                   n_threads: int | None = 1) -> pd.DataFrame:
+                   n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """The MAP and its Laplace SD per parameter, and the calibrated predictions, with every
     target SD multiplied by each of ``factors`` (the assumed SDs made visible: half and
     double by default). Long table: factor, kind (``parameter`` or ``target``), name, value,
@@ -30,7 +31,7 @@ def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2
     rows = []
     for f in factors:
         r = calibrate(model, targets.with_sd_scaled(f), space=space, misfit_check=False,
-                      n_threads=n_threads)
+                      n_threads=n_threads, cases=cases)
         for j, name in enumerate(r.names):
             rows.append({"sd_factor": f, "kind": "parameter", "name": name, "value": r.x[j],
                          "sd": r.posterior_sd[j], "verdict": r.verdicts[j], "z": np.nan,
@@ -44,7 +45,7 @@ def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2
 
 
 def cross_validate(model=None, targets=None, *, space=None,
-                   n_threads: int | None = 1) -> pd.DataFrame:
+                   n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """Leave-one-case-out cross-validation: for each load case, calibrate without its targets
     (both configurations) and predict them.
 
@@ -56,7 +57,7 @@ def cross_validate(model=None, targets=None, *, space=None,
     import segment
 
     model = segment.c5c6() if model is None else model
-    space = load_space(space)
+    space = load_space(space).for_model(model)
     targets = load_targets(targets)
     rows = []
     for case in [c for c in CASES if c in targets.cases]:
@@ -65,8 +66,8 @@ def cross_validate(model=None, targets=None, *, space=None,
         if not kept:
             raise ValueError("cross-validation needs targets of at least two cases")
         r = calibrate(model, targets.subset(kept), space=space, misfit_check=False,
-                      n_threads=n_threads)
-        fwd = Forward(model, space, targets.subset(held), n_threads=n_threads)
+                      n_threads=n_threads, cases=cases)
+        fwd = Forward(model, space, targets.subset(held), n_threads=n_threads, cases=cases)
         y, ok, J = fwd(r.x[None], sensitivities=True)
         for k, i in enumerate(held):
             psd = float(np.sqrt(J[0, k] @ r.covariance @ J[0, k]))
@@ -79,7 +80,7 @@ def cross_validate(model=None, targets=None, *, space=None,
 
 
 def predictive_bands(model=None, samples=None, *, space=None, configuration: str = "intact",
-                     n: int = 2000, seed: int = 0, n_threads: int | None = None):
+                     n: int = 2000, seed: int = 0, n_threads: int | None = None, cases=None):
     """Posterior predictive bands of all nine cases in all six components.
 
     Parameters
@@ -89,6 +90,8 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
         clipped into the ranges (an approximation: say which one a figure shows).
     configuration : str
         ``intact`` or ``disc segment``.
+    cases : mapping name -> Load, optional
+        The nine cases (default: the packaged ones).
 
     Returns
     -------
@@ -100,7 +103,9 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
     from segment.studies.sets import solve_sets
 
     model = segment.c5c6() if model is None else model
-    space = load_space(space)
+    space = load_space(space).for_model(model)
+    n = check_count(n, "n")
+    cases = dict(segment.LOAD_CASES) if cases is None else dict(cases)
     if isinstance(samples, PosteriorSamples):
         P = samples.samples
         if len(P) > n:
@@ -113,7 +118,7 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
     else:
         P = space.check(samples)
     cfg = configuration_model(model, configuration)
-    loads = [segment.LOAD_CASES[c] for c in CASES]
+    loads = [cases[c] for c in CASES]
     r = solve_sets(cfg, P, loads, space=space, n_threads=n_threads)
     conv = r.converged
     rows = []

@@ -43,19 +43,23 @@ def _laplace(space, J_data, p):
 
 def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bool = True,
               n_threads: int | None = 1, max_nfev: int = 100,
-              ftol: float = 1e-10) -> CalibrationResult:
+              ftol: float = 1e-10, cases=None) -> CalibrationResult:
     """MAP estimate, Laplace posterior, identifiability and misfit analysis.
 
     Parameters
     ----------
     model : Segment, optional
-        The intact base model (default :func:`segment.c5c6`).
+        The intact base model (default :func:`segment.c5c6`). The space's nominal values are
+        read from it (:meth:`~segment.space.ParameterSpace.for_model`).
     targets : Targets, path or None
         Default: the packaged ``data/calibration_targets.csv``.
     space : ParameterSpace, path or None
         Default: the packaged ``data/parameter_space.csv``.
     x0 : array_like (D,), optional
-        Start (default: the nominal set), clipped into the ranges.
+        Start (default: the model's own values), clipped into the ranges.
+    cases : mapping name -> Load, optional
+        The load cases the targets name (default: the packaged ones; ``segment --data DIR
+        calibrate`` passes DIR's).
     misfit_check : bool
         Analyse targets the MAP misses (module doc).
     n_threads : int or None
@@ -84,9 +88,9 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
 
     t0 = time.perf_counter()
     model = segment.c5c6() if model is None else model
-    space = load_space(space)
+    space = load_space(space).for_model(model)
     targets = load_targets(targets)
-    fwd = Forward(model, space, targets, n_threads=n_threads)
+    fwd = Forward(model, space, targets, n_threads=n_threads, cases=cases)
     cache = {}
 
     def evaluate(p):
@@ -150,7 +154,7 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
         correlation=corr, singular_values=sv, verdicts=verdicts, at_bound=at_bound,
         targets=targets, prediction_nominal=y_nom[0], prediction=y, prediction_sd=pred_sd,
         misfits=misfits, nfev=int(sol.nfev), n_solves=fwd.n_solves, elapsed=elapsed,
-        space_path=space.path)
+        space_path=space.path, space=space)
 
 
 def _failed(space, targets, p, message, t0, fwd):
@@ -166,4 +170,5 @@ def _failed(space, targets, p, message, t0, fwd):
         verdicts=("prior",) * d, at_bound=("",) * d, targets=targets,
         prediction_nominal=np.full(n, np.nan), prediction=np.full(n, np.nan),
         prediction_sd=np.full(n, np.nan), misfits=pd.DataFrame(columns=MISFIT_COLUMNS),
-        nfev=0, n_solves=fwd.n_solves, elapsed=time.perf_counter() - t0, space_path=space.path)
+        nfev=0, n_solves=fwd.n_solves, elapsed=time.perf_counter() - t0, space_path=space.path,
+        space=space)

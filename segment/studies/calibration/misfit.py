@@ -4,10 +4,12 @@ parameter would have to leave its range to meet a target."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 
+from segment.core.io import ImplausibleDataWarning
 from segment.studies.calibration.forward import Forward
 from segment.studies.calibration.prior import _bounded_x0
 from segment.studies.calibration.result import MISFIT_Z, RIDGE, CalibrationResult
@@ -35,8 +37,15 @@ def _one_parameter_value(fwd, space, p, i, j, goal):
     real model with the exact derivative, no range; None when it cannot (zero slope,
     non-physical value, failed equilibrium)."""
     x = p.copy()
+    with warnings.catch_warnings():
+        # the needed value may leave the plausible range of its field (that is the answer)
+        warnings.simplefilter("ignore", ImplausibleDataWarning)
+        return _newton_one(fwd, space, x, i, j, goal)
+
+
+def _newton_one(fwd, space, x, i, j, goal):
     for _ in range(NEWTON_STEPS):
-        y, ok, J = fwd(x[None], sensitivities=True)
+        y, ok, J = fwd(x[None], sensitivities=True, strict=False)
         if not ok[0]:
             return None, None
         miss = goal - y[0, i]
@@ -54,7 +63,7 @@ def _one_parameter_value(fwd, space, p, i, j, goal):
         if space.fields[j] == "inclination_deg":
             new = min(max(new, -89.0), 89.0)
         x[j] = new
-    y, ok, _ = fwd(x[None])
+    y, ok, _ = fwd(x[None], strict=False)
     if ok[0] and abs(goal - y[0, i]) <= 1e-3 * max(1.0, abs(goal)):
         return x[j], y[0]
     return None, None
@@ -126,7 +135,7 @@ def _misfits(fwd, space, targets, p_map, y_map, index, z=MISFIT_Z):
 
 
 def reach(model=None, targets=None, *, space=None, which=None, start=None,
-          z: float = MISFIT_Z, n_threads: int | None = 1) -> pd.DataFrame:
+          z: float = MISFIT_Z, n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """Can each target be met by some parameter set within the ranges, on its own?
 
     For each target of ``which`` (labels or row numbers; default all) the best prediction
@@ -134,12 +143,12 @@ def reach(model=None, targets=None, *, space=None, which=None, start=None,
     nominal set: a local search); when even that misses by more than ``z`` SDs (default
     :data:`MISFIT_Z`; ``z=0`` asks for the target value itself), the one parameter
     that would have to leave its range, and by how much (Newton on the real model). Rows as
-    :attr:`CalibrationResult.misfits`.
+    :attr:`CalibrationResult.misfits`. ``cases``: as :func:`calibrate`.
     """
     import segment
 
     model = segment.c5c6() if model is None else model
-    space = load_space(space)
+    space = load_space(space).for_model(model)
     targets = load_targets(targets)
     if which is None:
         index = list(range(len(targets)))
@@ -153,7 +162,7 @@ def reach(model=None, targets=None, *, space=None, which=None, start=None,
                 index.append(targets.labels.index(w))
             else:
                 index.append(int(w))
-    fwd = Forward(model, space, targets, n_threads=n_threads)
+    fwd = Forward(model, space, targets, n_threads=n_threads, cases=cases)
     p = _bounded_x0(space, start.x if isinstance(start, CalibrationResult) else start)
     y, ok, _ = fwd(p[None])
     if not ok[0]:

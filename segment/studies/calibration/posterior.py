@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from segment import _checks
+from segment._checks import check_count, check_memory, check_seed
 from segment.studies.calibration.forward import Forward
 from segment.studies.calibration.prior import _bounded_x0, log_prior
 from segment.studies.calibration.result import CalibrationResult
@@ -130,10 +132,15 @@ def split_rhat(chain) -> np.ndarray:
         return np.sqrt(var / W)
 
 
+MAX_DRAWS = _checks.MAX_DRAWS
+"""Most posterior draws (n_walkers x n_steps) of one run: the chain alone is 8 D bytes per
+draw (17 GB at 1e8 draws of 21 parameters); the memory available is checked too."""
+
+
 def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walkers: int = 64,
                      n_steps: int = 1000, discard: int | None = None, seed: int | None = 0,
                      progress: bool = False, n_threads: int | None = 1,
-                     client=None) -> PosteriorSamples:
+                     client=None, cases=None) -> PosteriorSamples:
     """Posterior samples of (1) by emcee's ensemble sampler (differential-evolution moves).
 
     Every step evaluates half the walkers at once in the parameter-set kernel (``vectorize``).
@@ -156,6 +163,8 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
         second half of the chain, at most half the chain).
     client : dask.distributed.Client, optional
         Evaluate on a Dask cluster (``c5c6-segment[study]``).
+    cases : mapping name -> Load, optional
+        As :func:`calibrate`.
 
     Returns
     -------
@@ -171,17 +180,24 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     import segment
 
     model = segment.c5c6() if model is None else model
-    space = load_space(space)
+    space = load_space(space).for_model(model)
     targets = load_targets(targets)
+    n_walkers = check_count(n_walkers, "n_walkers", minimum=2)
+    n_steps = check_count(n_steps, "n_steps", minimum=4)
+    seed = check_seed(seed)
     if n_walkers < 2 * space.dim or n_walkers % 2:
         raise ValueError(f"n_walkers must be even and >= 2 x {space.dim} parameters, got "
                          f"{n_walkers}")
-    if n_steps < 4:
-        raise ValueError(f"n_steps must be >= 4, got {n_steps}")
+    draws = n_walkers * n_steps
+    if draws > MAX_DRAWS:
+        raise ValueError(f"n_walkers x n_steps must be <= {MAX_DRAWS:,} draws (MAX_DRAWS), got "
+                         f"{draws:,}")
+    # the chain in z and in p and its log densities
+    check_memory(8.0 * draws * (2 * space.dim + 1), f"{draws:,} posterior draws")
     if discard is not None and not 0 <= int(discard) <= n_steps - 3:
         raise ValueError(f"discard must be in [0, {n_steps - 3}] (keep >= 3 steps), got "
                          f"{discard}")
-    fwd = Forward(model, space, targets, n_threads=n_threads, client=client)
+    fwd = Forward(model, space, targets, n_threads=n_threads, client=client, cases=cases)
     center = (start.x if isinstance(start, CalibrationResult) else
               _bounded_x0(space, start))
 

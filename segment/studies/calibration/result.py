@@ -60,6 +60,9 @@ class CalibrationResult:
         and the parameter that would have to leave its range and by how much.
     n_solves, nfev : int
         Equilibria solved and optimizer function evaluations.
+    nominal : ndarray (D,)
+        The input model's parameter values (the start; ``published_model`` of
+        :meth:`agreement` is this model's prediction).
     """
 
     x: np.ndarray
@@ -88,6 +91,8 @@ class CalibrationResult:
     elapsed: float
     space_path: str = ""
     extra: dict = field(default_factory=dict)
+    space: object = None
+    """The :class:`~segment.space.ParameterSpace` used (nominal values: the input model's)."""
 
     @property
     def misfit(self) -> bool:
