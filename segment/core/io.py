@@ -502,7 +502,7 @@ _LAW_COLUMNS = {"linear": (), "neutral-zone": ("zone_pos_deg", "zone_neg_deg", "
 ROTATION_DOFS = ("phi_x", "phi_y", "phi_z")
 
 
-def _disc_law(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffness:
+def _disc_law_table(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffness:
     """The restoring law of the disc's rotations (``disc_law.csv``, optional): one row per
     rotation (phi_x, phi_y, phi_z) with its law (:data:`segment.elements.disc.DISC_LAWS`) and
     the law's parameters in degrees; the cells of other laws' parameters stay empty. A folder
@@ -740,7 +740,7 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
         "inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
         "facet_contact_law.csv", "facets.csv", "load_cases.csv")}
     reference, inertia = _inertia(files["inertia.csv"], strict)
-    disc = _disc_law(d / "disc_law.csv",
+    disc = _disc_law_table(d / "disc_law.csv",
                      _disc(files["disc_translational.csv"], files["disc_rotational.csv"],
                            strict), strict)
     ligaments = _strips(d / "ligament_strips.csv",

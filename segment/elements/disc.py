@@ -19,10 +19,11 @@ closed form by :func:`_disc_law_energy`): the disc stays conservative whatever t
 ``linear`` (code 0)
     Eq. (1) above: ``M = k(q) q``. The published model, bit for bit.
 
-``neutral-zone`` (code 1), after Panjabi's neutral zone (Panjabi 1992, J Spinal Disord
-5:383-389; the region around the neutral posture in which the segment moves against little
-resistance). Parameters: the zone's half-widths ``z+`` (q >= 0) and ``z-`` (q < 0) [rad or
-mm] and the stiffness ratio ``rho`` in (0, 1] inside the zone::
+``neutral-zone`` (code 1), after Panjabi's neutral zone ("a region of intervertebral motion
+around the neutral posture where little resistance is offered by the passive spinal column",
+Panjabi 1992, J Spinal Disord 5(4):390-396). Parameters: the zone's half-widths ``z+``
+(q >= 0) and ``z-`` (q < 0) [rad or mm] and the stiffness ratio ``rho`` in (0, 1] inside
+the zone::
 
            M                                 ___/  slope k+
            |                             ___/

@@ -10,12 +10,28 @@ assumption. Every prior is truncated to ``[lower, upper]``.
 Elements and fields (several elements separated by ``;`` share one parameter)::
 
     disc:<x|y|z|phi_x|phi_y|phi_z>      stiffness_scale   factor on k of both signs (Table 2)
+                                        stiffness_scale_pos, stiffness_scale_neg
+                                                          factor on k+ (q >= 0) or k- only
+    disc:<phi_x|phi_y|phi_z>            zone_pos_deg, zone_neg_deg, zone_ratio
+                                                          neutral-zone law: half-widths [deg]
+                                                          and stiffness ratio [-]
+                                        angle_scale_pos_deg, angle_scale_neg_deg
+                                                          fw35 law: angle scales s [deg]
     ligament:<name>                     l0_mm             rest length [mm] (Table 4)
+                                        ref_strain        rest length by the strain at the
+                                                          reference pose, l0 = l_ref / (1 + p)
+                                                          (Blankevoort; Ligament.
+                                                          with_reference_strain) [-]
                                         stiffness_scale   factor on the force axis (Table 3)
     facet:<left|right>                  gap_mm            gap at the reference pose [mm]
                                         inclination_deg   C6 facet angle to the transverse plane
                                         radius_mm         radius of both faces [mm]
                                         blend_C           blending constant C
+
+A law's parameters (zone, angle scale) need the model's disc coordinate on that law
+(:mod:`segment.elements.disc`, ``disc_law.csv``); :meth:`ParameterSpace.pack` and
+:meth:`ParameterSpace.apply` say so when it is not. A ligament's rest length is set by
+``l0_mm`` or ``ref_strain``, not both.
 
 This file is the one definition of the uncertain parameters: the one-at-a-time tornado study
 (:func:`segment.validation.sensitivity_variants`), the uncertainty bands
@@ -24,7 +40,7 @@ This file is the one definition of the uncertain parameters: the one-at-a-time t
 
 Two layers: :meth:`ParameterSpace.apply` builds one :class:`~segment.model.Segment` (readable,
 slow); :meth:`ParameterSpace.pack` writes M parameter sets straight into the packed arrays of
-:func:`segment.tangent.pack` (``glob (M, 27)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
+:func:`segment.tangent.pack` (``glob (M, 52)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
 of the model's own packing, so ligament rows the packing adds (e.g. strips of one ligament)
 follow their ligament. ``pack`` is plain numpy and accepts complex parameter values: the
 complex step through it is the reference the compiled :meth:`pack_derivative` is tested
@@ -52,22 +68,26 @@ from segment.elements.tangent import (
     F_N2,
     F_R1,
     F_R2,
+    G_DISC,
     G_K_NEG,
     G_K_POS,
     L_F,
     L_L0,
 )
-from segment.studies.packing import ligament_rows, pack_plan
+from segment.studies.packing import DISC_LAW_FIELDS, disc_law_slot, ligament_rows, pack_plan
 
 __all__ = ["DISTRIBUTIONS", "FIELDS", "ParameterSpace", "default_space_path", "load_space"]
 
 FIELDS = {
-    "disc": ("stiffness_scale",),
-    "ligament": ("l0_mm", "stiffness_scale"),
+    "disc": ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg",
+             *DISC_LAW_FIELDS),
+    "ligament": ("l0_mm", "stiffness_scale", "ref_strain"),
     "facet": ("gap_mm", "inclination_deg", "radius_mm", "blend_C"),
 }
 """Fields each element kind accepts."""
 DISTRIBUTIONS = ("uniform", "normal", "lognormal")
+_POSITIVE = ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg", "l0_mm",
+             "radius_mm", "zone_ratio", "angle_scale_pos_deg", "angle_scale_neg_deg")
 COLUMNS = ("name", "element", "field", "unit", "nominal", "lower", "upper", "distribution",
            "dist_mu", "dist_sigma", "source")
 _FACET_FIELD = {"gap_mm": "gap", "inclination_deg": "inclination_deg", "radius_mm": "radius",
@@ -181,11 +201,22 @@ class ParameterSpace:
                 if field not in FIELDS[kind]:
                     raise err(i, "field", f"unknown field {field!r} for a {kind}; expected one of "
                                           f"{', '.join(FIELDS[kind])}")
+                if field in DISC_LAW_FIELDS and any(
+                        key not in ("phi_x", "phi_y", "phi_z") for _, key in targets):
+                    raise err(i, "element", f"{field} is a parameter of a rotation's law: "
+                                            f"expected disc:phi_x, phi_y or phi_z, got "
+                                            f"{row['element']!r}")
                 for kind_, key in targets:
                     tk = (kind_, key, field)
                     if tk in seen_targets:
                         raise err(i, "element", f"{kind_}:{key} {field} is already set by row "
                                                 f"{seen_targets[tk]}")
+                    other = {"l0_mm": "ref_strain", "ref_strain": "l0_mm"}.get(field)
+                    if other and (kind_, key, other) in seen_targets:
+                        raise err(i, "field", f"the rest length of {kind_}:{key} is already set "
+                                              f"by {other} in row "
+                                              f"{seen_targets[(kind_, key, other)]}; one of "
+                                              "l0_mm and ref_strain per ligament")
                     seen_targets[tk] = i
                 nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
                 if not lower < upper:
@@ -194,8 +225,17 @@ class ParameterSpace:
                 if not lower <= nominal <= upper:
                     raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
                                             f"{upper:g}], got {nominal:g}")
-                if field in ("stiffness_scale", "l0_mm", "radius_mm") and not lower > 0:
+                if field in _POSITIVE and not lower > 0:
                     raise err(i, "lower", f"{field} must stay > 0, got lower {lower:g}")
+                if field in ("zone_pos_deg", "zone_neg_deg") and lower < 0:
+                    raise err(i, "lower", f"{field} must stay >= 0, got lower {lower:g}")
+                if field == "zone_ratio" and upper > 1:
+                    raise err(i, "upper", f"zone_ratio must stay <= 1 (the zone is the "
+                                          f"compliant part), got upper {upper:g}")
+                if field == "ref_strain" and not lower > -0.9:
+                    raise err(i, "lower", f"ref_strain must stay > -0.9 (a rest length at most "
+                                          f"10 times the reference length), got lower "
+                                          f"{lower:g}")
                 if field == "gap_mm" and lower < 0:
                     raise err(i, "lower", f"gap_mm must stay >= 0, got lower {lower:g}")
                 if field == "blend_C" and lower < 0:
@@ -327,8 +367,16 @@ class ParameterSpace:
             raise ValueError(f"parameter set {m}, {self.names[j]!r}: expected a finite number, "
                              f"got {P[m, j]}")
         for j, field in enumerate(self.fields):
-            lim = 0.0 if field in ("gap_mm", "blend_C") else None
-            if field in ("stiffness_scale", "l0_mm", "radius_mm"):
+            lim = 0.0 if field in ("gap_mm", "blend_C", "zone_pos_deg", "zone_neg_deg") else None
+            if field == "ref_strain" and (P[:, j] <= -1).any():
+                m = int(np.argmax(P[:, j] <= -1))
+                raise ValueError(f"parameter set {m}, {self.names[j]!r}: ref_strain must be > "
+                                 f"-1, got {P[m, j]:g}")
+            if field == "zone_ratio" and ((P[:, j] <= 0) | (P[:, j] > 1)).any():
+                m = int(np.argmax((P[:, j] <= 0) | (P[:, j] > 1)))
+                raise ValueError(f"parameter set {m}, {self.names[j]!r}: zone_ratio must lie "
+                                 f"in (0, 1], got {P[m, j]:g}")
+            if field in _POSITIVE:
                 low = P[:, j] <= 0
                 if low.any():
                     m = int(np.argmax(low))
@@ -351,20 +399,29 @@ class ParameterSpace:
         ref = model.reference
         k_pos = model.disc.k_positive.copy()
         k_neg = model.disc.k_negative.copy()
+        law_parameters = np.array(model.disc.law_parameters, dtype=float)
         ligs = {x.name: x for x in model.ligaments}
         facets = {f.side: f.geometry(ref) for f in model.facets}
         for j, (targets, field) in enumerate(zip(self.targets, self.fields, strict=True)):
             for kind, key in targets:
                 if kind == "disc":
                     d = DOF_NAMES.index(key)
-                    k_pos[d] *= p[j]
-                    k_neg[d] *= p[j]
+                    if field in DISC_LAW_FIELDS:
+                        index, factor = disc_law_slot(model, key, field)
+                        law_parameters[d, index - G_DISC - 1 - 4 * d] = p[j] * factor
+                        continue
+                    if field != "stiffness_scale_neg":
+                        k_pos[d] *= p[j]
+                    if field != "stiffness_scale_pos":
+                        k_neg[d] *= p[j]
                 elif kind == "ligament":
                     if key not in ligs:
                         continue   # the model has no such ligament (e.g. posterior removed)
                     x = ligs[key]
                     if field == "l0_mm":
                         ligs[key] = x.with_rest_length(p[j])
+                    elif field == "ref_strain":
+                        ligs[key] = x.with_reference_strain(p[j], ref)
                     else:
                         curve = TrilinearCurve(x.curve.strain, x.curve.force * p[j])
                         ligs[key] = dataclasses.replace(x, curve=curve)   # keeps its strips
@@ -373,7 +430,7 @@ class ParameterSpace:
                         facets[key]["radius_c6"] = facets[key]["radius_c5"] = p[j]
                     else:
                         facets[key][_FACET_FIELD[field]] = p[j]
-        disc = DiscStiffness(k_pos, k_neg, model.disc.damping)
+        disc = DiscStiffness(k_pos, k_neg, model.disc.damping, model.disc.law, law_parameters)
         return model.replace(
             disc=disc, ligaments=tuple(ligs[x.name] for x in model.ligaments),
             facets=tuple(f.modified(ref, **facets[f.side]) for f in model.facets))
@@ -390,7 +447,7 @@ class ParameterSpace:
 
         Returns
         -------
-        glob (M, 27), lig (M, n, 13), fac (M, m, 15) : ndarray
+        glob (M, 52), lig (M, n, 13), fac (M, m, 15) : ndarray
             The layout of :func:`segment.tangent.pack`, one slice per set; float unless
             ``P`` is complex. Row ``k`` equals ``pack(self.apply(model, P[k])._params)`` to
             rounding (``tests/test_space.py``).
@@ -412,6 +469,7 @@ class ParameterSpace:
         rows = ligament_rows(model)
         l0_model = {x.name: x.l0 for x in model.ligaments}
         ref = model.reference
+        l_ref = {x.name: x.reference_length(ref) for x in model.ligaments}
         geo = {f.side: {k: np.full(m_sets, v, dtype=dtype) if np.ndim(v) == 0 else v
                         for k, v in f.geometry(ref).items()} for f in model.facets}
         touched = set()
@@ -420,14 +478,23 @@ class ParameterSpace:
             for kind, key in targets:
                 if kind == "disc":
                     d = DOF_NAMES.index(key)
-                    glob[:, G_K_POS + d] *= pj
-                    glob[:, G_K_NEG + d] *= pj
+                    if field in DISC_LAW_FIELDS:     # set, in the law's units (rad)
+                        index, factor = disc_law_slot(model, key, field)
+                        glob[:, index] = pj * factor
+                        continue
+                    if field != "stiffness_scale_neg":
+                        glob[:, G_K_POS + d] *= pj
+                    if field != "stiffness_scale_pos":
+                        glob[:, G_K_NEG + d] *= pj
                 elif kind == "ligament":
                     r = rows.get(key)
                     if r is None:
                         continue
                     if field == "l0_mm":     # set (the last one wins), as apply does
                         lig[:, r, L_L0] = lig0[r, L_L0] * (pj / l0_model[key])[:, None]
+                    elif field == "ref_strain":     # set: l0 = l_ref / (1 + p)
+                        lig[:, r, L_L0] = lig0[r, L_L0] * (
+                            l_ref[key] / (1.0 + pj) / l0_model[key])[:, None]
                     else:
                         lig[:, r, L_F:L_F + 3] *= pj[:, None, None]
                 elif key in geo:
@@ -463,7 +530,7 @@ class ParameterSpace:
 
         Returns
         -------
-        dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
+        dglob (M, D, 52), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
         return pack_plan(self, model).derivative(self.check(P), n_threads=n_threads)
 

@@ -1,0 +1,298 @@
+"""Equilibria along a load path by continuation, for many parameter sets, with exact
+sensitivities: the forward model of a measured curve (:mod:`segment.studies.curves`).
+
+A specimen curve is a sequence of equilibria under increasing loads ``f_1, ..., f_n`` along one
+direction. Each is solved by Newton from the previous one moved by the tangent predictor
+(first-order continuation)::
+
+    J(q_{k-1}) dq = -(f_k - f_{k-1}),     q_start = q_{k-1} + dq              (Euler predictor)
+
+with ``J = dR/dq`` the exact Jacobian of :mod:`segment.elements.tangent`. When Newton fails
+from there (a facet coming into contact, a ligament taking up its slack) the increment is
+halved, up to :data:`MAX_HALVINGS` times, and the sub-steps walked; if even that fails the
+point is solved as :func:`segment.solve` solves it (Newton, then load stepping from the
+reference pose), and the path goes on from whatever it found. Each set's path starts at its
+unloaded equilibrium (Newton from the reference pose, load stepping if needed).
+
+With ``sensitivities`` the exact dq*/dp of every equilibrium the caller asks for (``want``) and
+of the unloaded one (:func:`segment.studies.sensitivity._equilibrium_sensitivity`, the implicit
+function theorem with the solver's Jacobian): what the curve calibration's least squares
+uses. Sets run in parallel (``prange``) in one compiled launch through
+:func:`segment.batch.launch`.
+
+Why not :func:`segment.studies.sets.solve_sets`: it solves every load from the nominal set's
+equilibrium moved by first-order sensitivities, which is a good start near the nominal set.
+Specimen-specific sets lie far from any nominal set (rotations several times the published
+model's), and along a curve the previous point is the better start
+(``benchmarks/bench_curves.py`` measures both).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from segment.core.newton import (
+    CONVERGED,
+    CONVERGED_BEYOND_LIMITS,
+    DEFAULT_TOL,
+    _beyond_limits,
+    _lu6,
+    _lu6_solve,
+    _newton_kernel,
+    _solve_kernel_from,
+)
+from segment.core.residual import _residual_jacobian
+from segment.solvers.batch import launch
+from segment.studies.packing import pack_plan
+from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
+
+__all__ = ["MAX_HALVINGS", "PathResult", "solve_paths"]
+
+MAX_HALVINGS = 6
+"""Halvings of a continuation increment before the point is solved from scratch (1/64 of
+one step)."""
+
+
+@njit(cache=True)
+def _tangent_start(q, f_prev, f, packed, out):
+    """``out = q - J(q)^-1 (f - f_prev)``, the Euler predictor; False when J is singular or
+    the step is not finite (then ``out = q``)."""
+    _, J = _residual_jacobian(q, f_prev, packed)
+    a, piv, ok = _lu6(J)
+    for c in range(6):
+        out[c] = q[c]
+    if not ok:
+        return False
+    dq = np.empty((6, 1))
+    for c in range(6):
+        dq[c, 0] = -(f[c] - f_prev[c])
+    _lu6_solve(a, piv, dq)
+    for c in range(6):
+        if not math.isfinite(dq[c, 0]):
+            return False
+    for c in range(6):
+        out[c] = q[c] + dq[c, 0]
+    return True
+
+
+@njit(cache=True)
+def _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log, log_buf):
+    """One continuation step from the equilibrium ``q_prev`` under ``f_prev`` to ``f``:
+    ``(q, status, iterations)`` (module docstring)."""
+    q0 = np.empty(6)
+    fa = f_prev.copy()
+    qa = q_prev.copy()
+    frac = 0.0
+    step = 1.0
+    its = 0
+    halvings = 0
+    fb = np.empty(6)
+    while frac < 1.0:
+        target = min(1.0, frac + step)
+        for c in range(6):
+            fb[c] = f_prev[c] + target * (f[c] - f_prev[c])
+        _tangent_start(qa, fa, fb, packed, q0)
+        q, st, _, n = _newton_kernel(packed, fb, q0, tol, max_iterations, sub_log)
+        its += n
+        if st == CONVERGED:
+            qa = q
+            fa = fb.copy()
+            frac = target
+            step = min(2.0 * step, 1.0 - frac) if frac < 1.0 else step
+            continue
+        halvings += 1
+        if halvings > MAX_HALVINGS:
+            break
+        step *= 0.5
+    if frac >= 1.0:
+        return qa, CONVERGED, its
+    zero = np.zeros(6)
+    q, st, _, _, n, _ = _solve_kernel_from(packed, f, qa, zero, tol, max_iterations, log_buf)
+    return q, st, its + n
+
+
+@njit(cache=True, parallel=True)
+def _path_kernel(glob, lig, fac, F, want, tol, max_iterations, with_sens, dglob, dlig, dfac,
+                 touch, q_u, st_u, dq_u, q_out, st_out, it_out, dq_out):
+    """Every set's unloaded equilibrium, then the path ``F[0], F[1], ...`` (N, 6) by
+    continuation from it (module docstring); sensitivities where ``want[j]`` (and of the
+    unloaded one) when ``with_sens``."""
+    m_sets = glob.shape[0]
+    n_loads = F.shape[0]
+    for i in prange(m_sets):
+        packed = (glob[i], lig[i], fac[i])
+        zero = np.zeros(6)
+        log_buf = np.zeros((5 * max_iterations, 3))
+        sub_log = np.zeros((max_iterations, 2))
+        lig_flags = np.empty(lig.shape[1], dtype=np.bool_)
+        fac_flags = np.empty(fac.shape[1], dtype=np.bool_)
+        q, st, _, _, _, _ = _solve_kernel_from(packed, zero, zero, zero, tol, max_iterations,
+                                               log_buf)
+        q_u[i] = q
+        st_u[i] = st
+        if st == CONVERGED and _beyond_limits(q, packed, lig_flags, fac_flags):
+            st_u[i] = CONVERGED_BEYOND_LIMITS
+        if with_sens:
+            if st == CONVERGED:
+                _, J = _residual_jacobian(q, zero, packed)
+                _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
+                                         dq_u[i])
+            else:
+                dq_u[i] = np.nan
+        q_prev = q.copy()
+        f_prev = zero
+        for j in range(n_loads):
+            f = F[j]
+            q, st, its = _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log,
+                                   log_buf)
+            q_out[i, j] = q
+            it_out[i, j] = its
+            st_out[i, j] = st
+            if st == CONVERGED:
+                if _beyond_limits(q, packed, lig_flags, fac_flags):
+                    st_out[i, j] = CONVERGED_BEYOND_LIMITS
+                q_prev = q.copy()
+                f_prev = f
+            if with_sens and want[j]:
+                if st == CONVERGED:
+                    _, J = _residual_jacobian(q, f, packed)
+                    _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
+                                             dq_out[i, j])
+                else:
+                    dq_out[i, j] = np.nan
+
+
+@dataclass(frozen=True, eq=False)
+class PathResult:
+    """Equilibria of M parameter sets along one load path of N loads.
+
+    Attributes
+    ----------
+    q : ndarray (M, N, 6)
+        Equilibria [mm, rad] (the last iterate where not converged; never NaN).
+    status : ndarray of int (M, N)
+        Codes of :mod:`segment.equilibrium` (0 converged, 6 converged past a failure limit).
+    iterations : ndarray of int (M, N)
+        Newton iterations of each point (continuation sub-steps included).
+    q_unloaded : ndarray (M, 6)
+    status_unloaded : ndarray of int (M,)
+    dq_dp : ndarray (M, N, 6, D) or None
+        Exact sensitivities where asked (``want``), NaN elsewhere and where a solve failed.
+    dq_unloaded_dp : ndarray (M, 6, D) or None
+    """
+
+    q: np.ndarray
+    status: np.ndarray
+    iterations: np.ndarray
+    q_unloaded: np.ndarray
+    status_unloaded: np.ndarray
+    dq_dp: np.ndarray | None
+    dq_unloaded_dp: np.ndarray | None
+
+    @property
+    def converged(self) -> np.ndarray:
+        """(M, N): the point and the set's unloaded equilibrium converged numerically."""
+        ok = (CONVERGED, CONVERGED_BEYOND_LIMITS)
+        return np.isin(self.status, ok) & np.isin(self.status_unloaded, ok)[:, None]
+
+    @property
+    def displacement(self) -> np.ndarray:
+        """(M, N, 6): q minus the set's unloaded equilibrium [mm, rad]."""
+        return self.q - self.q_unloaded[:, None, :]
+
+    @property
+    def displacement_dp(self) -> np.ndarray | None:
+        """(M, N, 6, D): the derivative of :attr:`displacement` by the parameters."""
+        if self.dq_dp is None:
+            return None
+        return self.dq_dp - self.dq_unloaded_dp[:, None]
+
+
+def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool = False,
+                tol: float = DEFAULT_TOL, max_iterations: int = 60,
+                n_threads: int | None = None) -> PathResult:
+    """Equilibria along the load path ``F`` for parameter sets ``P`` over ``space`` (or for
+    ``model`` itself when ``space`` is None), by continuation.
+
+    Parameters
+    ----------
+    model : Segment
+        The base model (the space's parameters are applied to it).
+    F : array_like (N, 6)
+        Load vectors [N, N mm] in path order (e.g. increasing moment).
+    space : ParameterSpace, optional
+        With ``P``: the parameter sets' space. None: the model alone (M = 1).
+    P : array_like (M, D), optional
+    want : array_like of bool (N,), optional
+        Points whose sensitivities are wanted (default all); others only carry the path.
+    sensitivities : bool
+        Exact dq*/dp (needs ``space``).
+    tol, max_iterations
+        As :func:`segment.solve`.
+    n_threads : int, optional
+        Threads of the launch (default numba's).
+
+    Returns
+    -------
+    PathResult
+
+    Examples
+    --------
+    >>> import numpy as np, segment
+    >>> from segment.studies.paths import solve_paths
+    >>> F = np.zeros((4, 6)); F[:, 4] = [500.0, 1000.0, 1500.0, 1800.0]   # flexion, N mm
+    >>> r = solve_paths(segment.c5c6(), F)
+    >>> bool(r.converged.all()), round(float(np.degrees(r.displacement[0, -1, 4])), 2)
+    (True, 2.57)
+    """
+    from segment.solvers.equilibrium import _check_tolerances
+
+    tol, max_iterations = _check_tolerances(tol, max_iterations)
+    F = np.ascontiguousarray(np.asarray(F, dtype=float).reshape(-1, 6))
+    if not np.all(np.isfinite(F)):
+        raise ValueError("path loads must be finite")
+    n_loads = F.shape[0]
+    want = (np.ones(n_loads, dtype=np.bool_) if want is None
+            else np.ascontiguousarray(np.asarray(want, dtype=np.bool_)))
+    if want.shape != (n_loads,):
+        raise ValueError(f"want must have shape ({n_loads},), got {want.shape}")
+    if space is None:
+        if sensitivities:
+            raise ValueError("sensitivities need a parameter space")
+        glob, lig, fac = (x[None] for x in model._packed)
+        d = 1
+    else:
+        P = space.check(P)
+        glob, lig, fac = space.pack(model, P)
+        d = space.dim
+    m_sets = glob.shape[0]
+    if sensitivities:
+        dglob, dlig, dfac = space.pack_derivative(model, P, n_threads=n_threads)
+        touch = touch_flags(*pack_plan(space, model).moved)
+        dq = np.empty((m_sets, n_loads, 6, d))
+        dq_u = np.empty((m_sets, 6, d))
+    else:
+        dglob = np.zeros((1, 1, glob.shape[1]))
+        dlig = np.zeros((1, 1, *lig.shape[1:]))
+        dfac = np.zeros((1, 1, *fac.shape[1:]))
+        touch = np.zeros((1, 2 + lig.shape[1] + fac.shape[1]), dtype=np.int8)
+        dq = np.zeros((1, 1, 6, 1))
+        dq_u = np.zeros((1, 6, 1))
+    q = np.empty((m_sets, n_loads, 6))
+    st = np.empty((m_sets, n_loads), dtype=np.int64)
+    it = np.zeros((m_sets, n_loads), dtype=np.int64)
+    q_u = np.empty((m_sets, 6))
+    st_u = np.empty(m_sets, dtype=np.int64)
+    launch(_path_kernel, np.ascontiguousarray(glob), np.ascontiguousarray(lig),
+           np.ascontiguousarray(fac), F, want, tol, max_iterations, bool(sensitivities), dglob,
+           dlig, dfac, touch, q_u, st_u, dq_u, q, st, it, dq, n_threads=n_threads)
+    if sensitivities:
+        dq[:, ~want] = np.nan
+    return PathResult(q=q, status=st, iterations=it, q_unloaded=q_u, status_unloaded=st_u,
+                      dq_dp=dq if sensitivities else None,
+                      dq_unloaded_dp=dq_u if sensitivities else None)
+
