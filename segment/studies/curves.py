@@ -52,8 +52,8 @@ import pandas as pd
 
 from segment.core.io import _Table, data_dir
 
-__all__ = ["LOAD_COLUMNS", "MODES", "RESPONSE_COLUMNS", "Curve", "CurveSet",
-           "default_curves_path", "load_curves", "mode_load"]
+__all__ = ["LOAD_COLUMNS", "MODES", "RESPONSE_COLUMNS", "Curve", "CurveSet", "compare",
+           "default_curves_path", "load_curves", "mode_load", "model_curve"]
 
 MODES = {"flexion": (4, 1.0), "extension": (4, -1.0), "lateral-bending": (3, 1.0),
          "axial-rotation": (5, 1.0)}
@@ -310,3 +310,67 @@ def _frozen(values, dtype=float) -> np.ndarray:
     a = np.array(values, dtype=dtype)
     a.setflags(write=False)
     return a
+
+
+def model_curve(model, mode: str, moment_Nm, *, n_threads: int | None = None) -> pd.DataFrame:
+    """The model's rotation [deg] in ``mode`` at the moments ``moment_Nm`` (increasing, N m),
+    each from the unloaded equilibrium, the curve followed by continuation
+    (:func:`segment.studies.paths.solve_paths`).
+
+    Returns
+    -------
+    DataFrame
+        mode, moment_Nm, rotation_deg (NaN where the equilibrium did not converge), converged.
+    """
+    from segment.studies.paths import solve_paths
+
+    m = np.asarray(moment_Nm, dtype=float)
+    if m.ndim != 1 or m.size == 0 or not np.all(np.diff(m) > 0) or m[0] <= 0:
+        raise ValueError("moments must be a sequence of increasing numbers > 0 [N m]")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    dof, sign = MODES[mode]
+    r = solve_paths(model, mode_load(mode, m), n_threads=n_threads)
+    ok = r.converged[0]
+    rot = np.where(ok, sign * np.degrees(r.displacement[0, :, dof]), np.nan)
+    return pd.DataFrame({"mode": mode, "moment_Nm": m, "rotation_deg": rot, "converged": ok})
+
+
+def compare(model, curves=None, *, min_specimens: int | None = None) -> pd.DataFrame:
+    """The model against the curves' corridor, per mode and moment level.
+
+    Returns
+    -------
+    DataFrame
+        mode, moment_Nm, n (specimens), mean_deg, sd_deg, model_deg, difference_deg (model -
+        mean) and z (difference in specimen SDs), converged; the corridor of
+        :meth:`CurveSet.corridor` (``min_specimens`` as there).
+
+    Examples
+    --------
+    >>> import segment
+    >>> from segment.studies.curves import compare
+    >>> table = compare(segment.c5c6())
+    >>> bool((table["z"] < -2).all())        # the published model: more than 2 SDs too stiff
+    True
+    """
+    curves = load_curves(curves)
+    cor = curves.corridor(min_specimens=min_specimens)
+    parts = []
+    for mode in curves.modes:
+        c = cor[cor["mode"] == mode]
+        if c.empty:
+            continue
+        levels = curves.levels(mode)
+        levels = levels[(levels > 0) & (levels <= c["moment_Nm"].max() + 1e-12)]
+        mc = model_curve(model, mode, levels).set_index("moment_Nm")
+        got = mc.loc[c["moment_Nm"].round(LEVEL_DIGITS)]
+        part = c.copy()
+        part["model_deg"] = got["rotation_deg"].to_numpy()
+        part["converged"] = got["converged"].to_numpy()
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    out["difference_deg"] = out["model_deg"] - out["mean_deg"]
+    out["z"] = out["difference_deg"] / out["sd_deg"]
+    return out[["mode", "moment_Nm", "n", "mean_deg", "sd_deg", "model_deg", "difference_deg",
+                "z", "converged"]]

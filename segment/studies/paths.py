@@ -2,9 +2,11 @@
 sensitivities: the forward model of a measured curve (:mod:`segment.studies.curves`).
 
 A specimen curve is a sequence of equilibria under increasing loads ``f_1, ..., f_n`` along one
-direction. Each is solved by Newton from the previous one moved by the tangent predictor
-(first-order continuation)::
+direction. Each is solved by Newton from the previous one moved by a predictor: the secant
+through the two previous equilibria (no Jacobian), or for the first point, and where Newton
+fails from the secant, the tangent (first-order continuation)::
 
+    q_start = q_{k-1} + s (q_{k-1} - q_{k-2}),   s = |f_k - f_{k-1}| / |f_{k-1} - f_{k-2}|
     J(q_{k-1}) dq = -(f_k - f_{k-1}),     q_start = q_{k-1} + dq              (Euler predictor)
 
 with ``J = dR/dq`` the exact Jacobian of :mod:`segment.elements.tangent`. When Newton fails
@@ -50,7 +52,7 @@ from segment.solvers.batch import launch
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 
-__all__ = ["MAX_HALVINGS", "PathResult", "solve_paths"]
+__all__ = ["MAX_HALVINGS", "PathResult", "solve_packed", "solve_paths", "touch_of"]
 
 MAX_HALVINGS = 6
 """Halvings of a continuation increment before the point is solved from scratch (1/64 of
@@ -80,9 +82,31 @@ def _tangent_start(q, f_prev, f, packed, out):
 
 
 @njit(cache=True)
-def _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log, log_buf):
+def _secant_start(q, f_prev, f, q_back, f_back, out):
+    """``out = q + s (q - q_back)`` with ``s`` the load step over the previous one (loads
+    along one direction): the secant predictor, no Jacobian. False when the previous step is
+    zero."""
+    num = 0.0
+    den = 0.0
+    for c in range(6):
+        a = f_prev[c] - f_back[c]
+        num += (f[c] - f_prev[c]) * a
+        den += a * a
+    if not den > 0.0:
+        return False
+    ratio = num / den
+    for c in range(6):
+        out[c] = q[c] + ratio * (q[c] - q_back[c])
+    return True
+
+
+@njit(cache=True)
+def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iterations,
+              sub_log, log_buf):
     """One continuation step from the equilibrium ``q_prev`` under ``f_prev`` to ``f``:
-    ``(q, status, iterations)`` (module docstring)."""
+    ``(q, status, iterations)`` (module docstring). With ``has_back`` (the equilibrium
+    ``q_back`` under ``f_back`` before it) the first try starts from the secant predictor,
+    which needs no Jacobian; when that Newton fails, from the tangent one."""
     q0 = np.empty(6)
     fa = f_prev.copy()
     qa = q_prev.copy()
@@ -91,11 +115,14 @@ def _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log, log_buf):
     its = 0
     halvings = 0
     fb = np.empty(6)
+    secant = has_back
     while frac < 1.0:
         target = min(1.0, frac + step)
         for c in range(6):
             fb[c] = f_prev[c] + target * (f[c] - f_prev[c])
-        _tangent_start(qa, fa, fb, packed, q0)
+        if not (secant and _secant_start(qa, fa, fb, q_back, f_back, q0)):
+            secant = False
+            _tangent_start(qa, fa, fb, packed, q0)
         q, st, _, n = _newton_kernel(packed, fb, q0, tol, max_iterations, sub_log)
         its += n
         if st == CONVERGED:
@@ -103,6 +130,10 @@ def _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log, log_buf):
             fa = fb.copy()
             frac = target
             step = min(2.0 * step, 1.0 - frac) if frac < 1.0 else step
+            secant = False
+            continue
+        if secant:            # the same step again from the tangent predictor
+            secant = False
             continue
         halvings += 1
         if halvings > MAX_HALVINGS:
@@ -145,18 +176,26 @@ def _path_kernel(glob, lig, fac, F, want, tol, max_iterations, with_sens, dglob,
                 dq_u[i] = np.nan
         q_prev = q.copy()
         f_prev = zero
+        q_back = q.copy()
+        f_back = zero
+        has_back = False
         for j in range(n_loads):
             f = F[j]
-            q, st, its = _continue(packed, q_prev, f_prev, f, tol, max_iterations, sub_log,
-                                   log_buf)
+            q, st, its = _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol,
+                                   max_iterations, sub_log, log_buf)
             q_out[i, j] = q
             it_out[i, j] = its
             st_out[i, j] = st
             if st == CONVERGED:
                 if _beyond_limits(q, packed, lig_flags, fac_flags):
                     st_out[i, j] = CONVERGED_BEYOND_LIMITS
+                q_back = q_prev
+                f_back = f_prev
                 q_prev = q.copy()
                 f_prev = f
+                has_back = True
+            else:
+                has_back = False
             if with_sens and want[j]:
                 if st == CONVERGED:
                     _, J = _residual_jacobian(q, f, packed)
@@ -263,16 +302,49 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
     if space is None:
         if sensitivities:
             raise ValueError("sensitivities need a parameter space")
-        glob, lig, fac = (x[None] for x in model._packed)
-        d = 1
+        packed = tuple(x[None] for x in model._packed)
+        derivative = None
     else:
         P = space.check(P)
-        glob, lig, fac = space.pack(model, P)
-        d = space.dim
+        packed = space.pack(model, P)
+        derivative = (space.pack_derivative(model, P, n_threads=n_threads), touch_of(space, model)
+                      ) if sensitivities else None
+    return solve_packed(packed, F, want=want, derivative=derivative, tol=tol,
+                        max_iterations=max_iterations, n_threads=n_threads)
+
+
+_TOUCH: dict = {}
+
+
+def touch_of(space, model) -> np.ndarray:
+    """The element flags of :func:`segment.studies.sensitivity.touch_flags` for the space's
+    plan on the model (the same for every set; cached with the plan)."""
+    plan = pack_plan(space, model)
+    hit = _TOUCH.get(id(plan))
+    if hit is None or hit[0] is not plan:
+        hit = (plan, touch_flags(*plan.moved))
+        if len(_TOUCH) > 32:
+            _TOUCH.clear()
+        _TOUCH[id(plan)] = hit
+    return hit[1]
+
+
+def solve_packed(packed, F, *, want=None, derivative=None, tol: float = DEFAULT_TOL,
+                 max_iterations: int = 60, n_threads: int | None = None) -> PathResult:
+    """:func:`solve_paths` on sets already packed: ``packed = (glob (M, G), lig (M, n, 13),
+    fac (M, m, 15))`` (:meth:`ParameterSpace.pack`), ``derivative = ((dglob, dlig, dfac),
+    touch)`` for the sensitivities (None: none). The loads ``F`` (N, 6) and ``want`` (N,) as
+    there; no checks (the caller's)."""
+    glob, lig, fac = packed
+    F = np.ascontiguousarray(F, dtype=float)
+    n_loads = F.shape[0]
+    want = (np.ones(n_loads, dtype=np.bool_) if want is None
+            else np.ascontiguousarray(want, dtype=np.bool_))
     m_sets = glob.shape[0]
+    sensitivities = derivative is not None
     if sensitivities:
-        dglob, dlig, dfac = space.pack_derivative(model, P, n_threads=n_threads)
-        touch = touch_flags(*pack_plan(space, model).moved)
+        (dglob, dlig, dfac), touch = derivative
+        d = dglob.shape[1]
         dq = np.empty((m_sets, n_loads, 6, d))
         dq_u = np.empty((m_sets, 6, d))
     else:
@@ -288,7 +360,7 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
     q_u = np.empty((m_sets, 6))
     st_u = np.empty(m_sets, dtype=np.int64)
     launch(_path_kernel, np.ascontiguousarray(glob), np.ascontiguousarray(lig),
-           np.ascontiguousarray(fac), F, want, tol, max_iterations, bool(sensitivities), dglob,
+           np.ascontiguousarray(fac), F, want, tol, max_iterations, sensitivities, dglob,
            dlig, dfac, touch, q_u, st_u, dq_u, q, st, it, dq, n_threads=n_threads)
     if sensitivities:
         dq[:, ~want] = np.nan

@@ -207,7 +207,7 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
         verdicts=verdicts, at_bound=at_bound, targets=targets, prediction_nominal=y_nom,
         prediction=y, prediction_sd=pred_sd, effective_parameters=p_d, nfev=int(nfev),
         n_solves=fwd.n_solves, elapsed=elapsed, space_path=space.path,
-        extra={"start": start, "costs": tried})
+        extra={"start": start, "costs": tried, "n_prior_starts": int(starts)})
 
 
 def _failed(form, space, targets, p, message, t0, fwd, *, nfev=0) -> CurveCalibration:
