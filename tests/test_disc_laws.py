@@ -55,7 +55,7 @@ def _samples(row):
 def test_slope_is_the_derivative_of_the_moment(name):
     row = LAWS[name]
     for x in _samples(row):
-        m, slope = _disc_law(row, x, K_POS, K_NEG)
+        _m, slope = _disc_law(row, x, K_POS, K_NEG)
         fd = (_disc_law(row, x + FD_STEP, K_POS, K_NEG)[0]
               - _disc_law(row, x - FD_STEP, K_POS, K_NEG)[0]) / (2 * FD_STEP)
         assert slope == pytest.approx(fd, rel=FD_RTOL), x
@@ -161,7 +161,7 @@ def test_a_wrong_law_slope_would_be_caught(form_model, monkeypatch):
     # the same check as above fails for a slope off by 1 %: the test can bite
     load = segment.LOAD_CASES["FLX"]
     q = segment.solve(form_model, load).q
-    R, J = form_model.residual_and_jacobian(q, load)
+    _R, J = form_model.residual_and_jacobian(q, load)
     J_bad = J.copy()
     J_bad[4, 4] *= 1.01
     Jfd = central_jacobian(form_model, q, load, np.full(6, 1e-6))
