@@ -1,5 +1,7 @@
 """``segment calibrate``: Bayesian calibration against observed responses; writes a
-calibrated data folder."""
+calibrated data folder. With ``--curves FILE``: calibration to specimen curves in a model
+form (``--form``): the population's corridor, one specimen (``--specimen``), or every specimen
+its own set (``--each``: ``DIR/<specimen>/`` and ``DIR/population.csv``)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,19 @@ def register(sub) -> None:
                         "the packaged one)")
     p.add_argument("--out", metavar="DIR", default="calibrated",
                    help="output data folder (default: calibrated)")
+    p.add_argument("--curves", metavar="FILE", default=None,
+                   help="calibrate to the specimen curves of FILE (format: "
+                        "segment.studies.curves) instead of --targets: the corridor's mean "
+                        "within its SD, or with --each every specimen")
+    p.add_argument("--form", metavar="NAME", default=None,
+                   help="model form for --curves: published (default), reference-strain, "
+                        "neutral-zone, fw35 (data/forms/forms.csv), or a folder with a "
+                        "space.csv and optionally a disc_law.csv")
+    p.add_argument("--each", action="store_true",
+                   help="with --curves: every specimen its own parameter set, written to "
+                        "DIR/<specimen>/, and DIR/population.csv")
+    p.add_argument("--specimen", metavar="NAME", default=None,
+                   help="with --curves: calibrate to this specimen's curves only")
     p.add_argument("--samples", type=int, default=0, metavar="N",
                    help="also draw about N posterior samples by MCMC (emcee, c5c6-segment[study]) "
                         "and write posterior_diagnostics.csv (default 0: none)")
@@ -36,6 +51,13 @@ def register(sub) -> None:
 
 
 def run(args, argv) -> int:
+    if args.curves is not None:
+        return run_curves(args, argv)
+    for option in ("form", "specimen"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} goes with --curves")
+    if args.each:
+        raise UsageError("--each goes with --curves")
     import segment
     from segment._extras import require
     from segment.studies.calibration import (
@@ -94,5 +116,79 @@ def run(args, argv) -> int:
     if result.misfit:
         print("structural misfit: some targets are out of reach within the parameter ranges "
               "(see calibration_misfits.csv)")
+    print(f"wrote {len(written)} files to {out}")
+    return 0
+
+
+
+def run_curves(args, argv) -> int:
+    """``segment calibrate --curves FILE [--form NAME] [--each | --specimen S]``."""
+    import segment
+    from segment.studies.calibration.curve_fit import calibrate_curves, calibrate_each
+    from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
+    from segment.studies.curves import load_curves
+    from segment.studies.forms import load_form
+
+    for option in ("targets", "space"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} does not go with --curves (the form names its "
+                             "parameter space; give --form FOLDER for another)")
+    if args.each and args.specimen is not None:
+        raise UsageError("--each and --specimen exclude each other")
+    if args.samples < 0:
+        raise UsageError(f"--samples must be >= 0, got {args.samples}")
+    if args.samples and (args.each or args.specimen is not None):
+        raise UsageError("--samples with --curves samples the population posterior: not with "
+                         "--each or --specimen")
+    if args.scheduler is not None:
+        raise UsageError("--scheduler does not go with --curves (the curve posterior runs "
+                         "in-process, all cores)")
+    out = Path(args.out)
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    curves = load_curves(args.curves)
+    form = load_form(args.form)
+    if args.specimen is not None and args.specimen not in curves.specimens:
+        raise UsageError(f"--specimen {args.specimen}: not in {Path(curves.path).name} "
+                         f"(it has {', '.join(curves.specimens)})")
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    command = "segment " + " ".join(argv)
+    if args.each:
+        fits = calibrate_each(curves, form=form, model=model, progress=bars_on(args))
+        print(f"every specimen of {Path(curves.path).name} in form {form.name} "
+              f"({form.space.dim} parameters); fit error over the points not flagged:")
+        print(f"{'specimen':>10} {'converged':>9} {'points':>6} {'RMS':>6} {'largest':>7}  "
+              "[deg]")
+        for f in fits:
+            print(f"{f.targets.label:>10} {f.success!s:>9} {f.n_points:6d} "
+                  f"{f.rms_deg:6.2f} {f.max_deg:7.2f}")
+        written, failed = write_population(fits, out, form=form, source_dir=args.data,
+                                           command=command,
+                                           strict=not args.allow_implausible)
+        print(f"wrote {len(written)} files to {out} (one folder per converged specimen, "
+              "population.csv)")
+        if failed:
+            print(f"segment: calibration did not converge for {', '.join(failed)}: no folder "
+                  "written for them", file=sys.stderr)
+            return 1
+        return 0
+    fit = calibrate_curves(curves, form=form, model=model, specimen=args.specimen)
+    print(fit.summary())
+    if not fit.success:
+        print(f"segment: calibration failed: {fit.message}; nothing written", file=sys.stderr)
+        return 1
+    written = write_curve_calibration(fit, out, form=form, source_dir=args.data,
+                                      command=command, strict=not args.allow_implausible)
+    if args.samples:
+        from segment.studies.calibration.curve_posterior import sample_curve_posterior
+
+        post = sample_curve_posterior(fit, samples=args.samples, form=form, model=model,
+                                      progress=bars_on(args))
+        post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
+                                  float_format="%.6g", lineterminator="\n")
+        written.append(out / "posterior_diagnostics.csv")
+        print(post.summary())
+    elif (out / "posterior_diagnostics.csv").exists():
+        (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     print(f"wrote {len(written)} files to {out}")
     return 0

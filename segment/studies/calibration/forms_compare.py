@@ -127,6 +127,9 @@ def compare_forms(curves=None, *, forms=None, model=None, point_sd: float = POIN
     import segment
 
     curves = load_curves(curves)
+    if len(curves.specimens) < 3:
+        raise ValueError(f"comparing forms needs at least three specimens (leaving one out "
+                         f"must leave a corridor with an SD), got {len(curves.specimens)}")
     base = segment.c5c6() if model is None else model
     say = progress or (lambda _msg: None)
     fits, pops, loso, cross, ident, each = [], [], [], [], [], {}
