@@ -16,7 +16,7 @@ __all__ = ["corridor_figure", "fits_figure", "population_bands_figure"]
 
 SPECIMEN_COLOR = "#9a9a9a"
 CORRIDOR_COLOR = "#c6dbef"
-MODEL_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+MODEL_COLORS = ("#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2")
 
 
 def _specimens(ax, curves: CurveSet, mode: str, label: bool) -> None:
@@ -44,7 +44,8 @@ def corridor_figure(curves: CurveSet, corridor: pd.DataFrame,
         c = corridor[corridor["mode"] == mode]
         ax.fill_between(c["moment_Nm"], c["lower_deg"], c["upper_deg"], color=CORRIDOR_COLOR,
                         label="corridor: mean ± SD", zorder=0)
-        ax.plot(c["moment_Nm"], c["mean_deg"], color="#08519c", lw=1.6, label="mean")
+        ax.plot(c["moment_Nm"], c["mean_deg"], color="#08306b", lw=1.2, ls="--",
+                label="corridor mean")
         _specimens(ax, curves, mode, label=True)
         for k, (name, m) in enumerate(models.items()):
             mm = m[m["mode"] == mode]
