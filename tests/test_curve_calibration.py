@@ -78,7 +78,7 @@ def test_a_folder_is_a_form(tmp_path):
     shutil.copy(load_form("fw35").disc_law_path, tmp_path / "disc_law.csv")
     f = load_form(tmp_path)
     assert f.space.dim == 7 and f.disc_law_path.name == "disc_law.csv"
-    with pytest.raises(ValueError, match="needs a space.csv"):
+    with pytest.raises(ValueError, match=r"needs a space\.csv"):
         load_form(tmp_path / "..")
 
 
@@ -138,7 +138,7 @@ def test_space_rejects_bad_form_fields(tmp_path):
     for row, message in cases:
         path = tmp_path / "s.csv"
         path.write_text(head + row + "\n", encoding="utf-8")
-        with pytest.raises(ValueError, match="s.csv") as err:
+        with pytest.raises(ValueError, match=r"s\.csv") as err:
             ParameterSpace.from_csv(path)
         assert message in str(err.value)
 

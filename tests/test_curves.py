@@ -51,7 +51,7 @@ def test_corridor_is_the_mean_and_sd_of_the_measured_points(curves):
     f = curves.frame()
     cor = curves.corridor()
     # only levels where all eight specimens have a measured point: 2.0 ... 3.5 N m
-    for mode, g in cor.groupby("mode"):
+    for _mode, g in cor.groupby("mode"):
         assert g["n"].eq(8).all()
         np.testing.assert_allclose(g["moment_Nm"], np.round(np.arange(20, 36) * 0.1, 1))
     for _, r in cor.iterrows():
@@ -93,21 +93,21 @@ GOOD = ["S1,flexion,0.5,2.0,yes,x", "S1,flexion,1.0,3.0,no,x", "S1,flexion,1.5,3
 
 
 @pytest.mark.parametrize("rows, message", [
-    (GOOD[:1] + ["S1,flexion,1.0,nan,no,x"] + GOOD[2:],
+    ([*GOOD[:1], "S1,flexion,1.0,nan,no,x", *GOOD[2:]],
      "line 3 (row 2), column 'rotation_deg': expected a finite number, got 'nan'"),
-    (GOOD + ["S1,flexion,-1.0,3.0,no,x"], "line 5 (row 4), column 'moment_Nm': must be >= 0"),
-    (GOOD + ["S1,twist,2.0,3.0,no,x"], "line 5 (row 4), column 'mode': unknown value 'twist'"),
-    (GOOD + ["S1,flexion,1.0,3.1,no,x"],
+    ([*GOOD, "S1,flexion,-1.0,3.0,no,x"], "line 5 (row 4), column 'moment_Nm': must be >= 0"),
+    ([*GOOD, "S1,twist,2.0,3.0,no,x"], "line 5 (row 4), column 'mode': unknown value 'twist'"),
+    ([*GOOD, "S1,flexion,1.0,3.1,no,x"],
      "line 5 (row 4), column 'moment_Nm': duplicate point: specimen 'S1', flexion, 1.0 "
      "(already in row 2, line 3)"),
-    (GOOD + ["S1,flexion,1.2,3.1,no,x"],
+    ([*GOOD, "S1,flexion,1.2,3.1,no,x"],
      "line 5 (row 4), column 'moment_Nm': moments must increase along a curve: 1.2 after 1.5"),
-    (GOOD + ["S1,flexion,2.0,4.0,maybe,x"], "column 'ignore': unknown value 'maybe'"),
-    (GOOD + [",flexion,2.0,4.0,no,x"], "line 5 (row 4), column 'specimen': empty"),
-    (GOOD + ["S2,extension,1.0,2.0,yes,x"],
+    ([*GOOD, "S1,flexion,2.0,4.0,maybe,x"], "column 'ignore': unknown value 'maybe'"),
+    ([*GOOD, ",flexion,2.0,4.0,no,x"], "line 5 (row 4), column 'specimen': empty"),
+    ([*GOOD, "S2,extension,1.0,2.0,yes,x"],
      "line 5 (row 4), column 'ignore': the extension curve of 'S2' has no point to fit"),
-    (GOOD + ["S1,flexion,2.0,4.0,no,"], "line 5 (row 4), column 'source': empty"),
-    (GOOD + ["S1,flexion,2.0,4.0 deg,no,x"], "expected a plain number (the unit is in the "
+    ([*GOOD, "S1,flexion,2.0,4.0,no,"], "line 5 (row 4), column 'source': empty"),
+    ([*GOOD, "S1,flexion,2.0,4.0 deg,no,x"], "expected a plain number (the unit is in the "
                                              "column header), got '4.0 deg'"),
 ])
 def test_bad_curve_files_are_one_clear_error(tmp_path, rows, message):
@@ -133,7 +133,7 @@ def test_bad_curve_files_are_one_clear_error(tmp_path, rows, message):
 def test_bad_headers_are_named(tmp_path, header, message):
     path = tmp_path / "bad.csv"
     path.write_text(header + "\nS1,flexion,1.0,2.0,no,x\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="bad.csv") as err:
+    with pytest.raises(ValueError, match=r"bad\.csv") as err:
         load_curves(path)
     assert message in str(err.value)
 

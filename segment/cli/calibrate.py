@@ -31,9 +31,10 @@ def register(sub) -> None:
                         "the packaged one)")
     p.add_argument("--out", metavar="DIR", default="calibrated",
                    help="output data folder (default: calibrated)")
-    p.add_argument("--curves", metavar="FILE", default=None,
+    p.add_argument("--curves", metavar="FILE", nargs="?", const="", default=None,
                    help="calibrate to the specimen curves of FILE (format: "
-                        "segment.studies.curves) instead of --targets: the corridor's mean "
+                        "segment.studies.curves; without FILE the packaged curves of "
+                        "Nightingale et al. 2002) instead of --targets: the corridor's mean "
                         "within its SD, or with --each every specimen")
     p.add_argument("--form", metavar="NAME", default=None,
                    help="model form for --curves: published (default), reference-strain, "
@@ -146,7 +147,7 @@ def run_curves(args, argv) -> int:
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
         raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
-    curves = load_curves(args.curves)
+    curves = load_curves(args.curves or None)
     form = load_form(args.form)
     if args.specimen is not None and args.specimen not in curves.specimens:
         raise UsageError(f"--specimen {args.specimen}: not in {Path(curves.path).name} "

@@ -244,7 +244,8 @@ class Population:
 
     def curves(self, curves=None) -> pd.DataFrame:
         """Every member's (and the published) model curve at the curves' levels of each mode
-        (:func:`segment.studies.curves.model_curve`): member, mode, moment_Nm, rotation_deg."""
+        (:func:`segment.studies.curves.model_curve`), from the origin (the unloaded pose):
+        member, mode, moment_Nm, rotation_deg, converged."""
         from segment.studies.curves import load_curves, model_curve
 
         curves = load_curves(curves)
@@ -253,6 +254,9 @@ class Population:
             for mode in curves.modes:
                 lv = curves.levels(mode)
                 c = model_curve(m, mode, lv[lv > 0])
+                origin = pd.DataFrame({"mode": [mode], "moment_Nm": [0.0],
+                                       "rotation_deg": [0.0], "converged": [True]})
+                c = pd.concat([origin, c], ignore_index=True)   # from the unloaded pose
                 c.insert(0, "member", name)
                 parts.append(c)
         return pd.concat(parts, ignore_index=True)

@@ -27,7 +27,7 @@ MIN_WALKERS = 32
 def sample_curve_posterior(fit: CurveCalibration, *, samples: int = 100_000, form=None,
                            model=None, n_walkers: int | None = None, discard: int | None = None,
                            seed: int | None = 0, progress: bool = False,
-                           n_threads: int | None = None) -> PosteriorSamples:
+                           n_threads: int | None = 1) -> PosteriorSamples:
     """About ``samples`` posterior draws around the MAP of ``fit``.
 
     Parameters
@@ -40,9 +40,11 @@ def sample_curve_posterior(fit: CurveCalibration, *, samples: int = 100_000, for
         The form (default the fit's) and the base model (default :func:`segment.c5c6`).
     n_walkers : int, optional
         Default ``max(MIN_WALKERS, 2 D)`` (even).
-    n_threads : int, optional
-        Threads of the curve kernel (default: numba's; the walkers of a step run in
-        parallel).
+    n_threads : int or None
+        Threads of the curve kernel per step (default 1; None: numba's). Measured on the
+        shared 2-core machine under load (load average 6-7): 1e5 draws took 352 s on two
+        threads, and one thread ran 20,000 draws in 12.7 s; on an idle machine two threads
+        may pay (``benchmarks/bench_curves.py --threads``).
 
     Returns
     -------
