@@ -143,10 +143,13 @@ def run_curves(args, argv) -> int:
                          "--each or --specimen")
     if args.scheduler is not None:
         raise UsageError("--scheduler does not go with --curves (the curve posterior runs "
-                         "in-process, all cores)")
+                         "in-process)")
     out = Path(args.out)
-    if not out.resolve().parent.is_dir():
-        raise UsageError(f"--out {args.out}: folder {out.resolve().parent} does not exist")
+    check_output_folder(args.out, "--out")
+    if args.samples:        # before any work: a missing extra is one line, not a traceback
+        from segment._extras import require
+
+        require("emcee", "study", "segment calibrate --curves --samples")
     curves = load_curves(args.curves or None)
     form = load_form(args.form)
     if args.specimen is not None and args.specimen not in curves.specimens:
@@ -178,17 +181,23 @@ def run_curves(args, argv) -> int:
     if not fit.success:
         print(f"segment: calibration failed: {fit.message}; nothing written", file=sys.stderr)
         return 1
-    written = write_curve_calibration(fit, out, form=form, source_dir=args.data,
-                                      command=command, strict=not args.allow_implausible)
+    post = None
     if args.samples:
         from segment.studies.calibration.curve_posterior import sample_curve_posterior
 
         post = sample_curve_posterior(fit, samples=args.samples, form=form, model=model,
                                       progress=bars_on(args))
+        print(post.summary())
+        if not post.converged:      # the README's contract: nothing written, exit code 1
+            print("segment: the posterior samples did not converge; nothing written (draw "
+                  "more with a larger --samples)", file=sys.stderr)
+            return 1
+    written = write_curve_calibration(fit, out, form=form, source_dir=args.data,
+                                      command=command, strict=not args.allow_implausible)
+    if post is not None:
         post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
                                   float_format="%.6g", lineterminator="\n")
         written.append(out / "posterior_diagnostics.csv")
-        print(post.summary())
     elif (out / "posterior_diagnostics.csv").exists():
         (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     print(f"wrote {len(written)} files to {out}")
