@@ -40,6 +40,7 @@ towards the C5 insertion (equal and opposite)::
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -183,8 +184,15 @@ class Ligament:
     def reference_length(self, reference) -> float:
         """Length [mm] of the insertion line at the reference pose (Table 1) of
         ``reference`` (a :class:`~segment.kinematics.ReferencePose`)."""
-        a = np.asarray(reference.s0, dtype=float) + np.asarray(reference.R0) @ self.insertion_c5
-        return float(np.linalg.norm(self.insertion_c6 - a))
+        s0 = [float(v) for v in reference.s0]
+        R0 = np.asarray(reference.R0, dtype=float)
+        x = [float(v) for v in self.insertion_c5]
+        b = [float(v) for v in self.insertion_c6]
+        # written out (a matrix product and np.linalg.norm go through the CPU's BLAS kernels,
+        # whose last bits differ between CPUs)
+        d = [b[k] - (s0[k] + ((R0[k, 0] * x[0] + R0[k, 1] * x[1]) + R0[k, 2] * x[2]))
+             for k in range(3)]
+        return math.hypot(d[0], d[1], d[2])
 
     def reference_strain(self, reference) -> float:
         """Strain at the reference pose, ``l_ref / l0 - 1`` [-]."""

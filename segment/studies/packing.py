@@ -320,7 +320,8 @@ def _derivative_kernel(P, entry, base, start, op_j, op_c, op_kind, facet_source,
                 if op_kind[k] == MULTIPLY:
                     v = base[e] * op_c[k] * others
                 else:                            # d/dp c / (1 + p) = -c / (1 + p)^2
-                    v = base[e] * (-op_c[k] / (1.0 + p[op_j[k]]) ** 2) * others
+                    one_p = 1.0 + p[op_j[k]]     # squared by a product, not pow: same bits
+                    v = base[e] * (-op_c[k] / (one_p * one_p)) * others   # on any CPU
                 x = entry[e]
                 if x < n_glob:
                     dglob[i, op_j[k], x] += v

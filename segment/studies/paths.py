@@ -10,10 +10,11 @@ fails from the secant, the tangent (first-order continuation)::
     J(q_{k-1}) dq = -(f_k - f_{k-1}),     q_start = q_{k-1} + dq              (Euler predictor)
 
 with ``J = dR/dq`` the exact Jacobian of :mod:`segment.elements.tangent`. When Newton fails
-from there (a facet coming into contact, a ligament taking up its slack) the increment is
-halved, up to :data:`MAX_HALVINGS` times, and the sub-steps walked; if even that fails the
-point is solved as :func:`segment.solve` solves it (Newton, then load stepping from the
-reference pose), and the path goes on from whatever it found. Each set's path starts at its
+from there (a facet coming into contact, a ligament taking up its slack), or converges after
+a jump larger than :data:`MAX_JUMP_RAD` or :data:`MAX_JUMP_MM` (another equilibrium branch),
+the increment is halved, up to :data:`MAX_HALVINGS` times, and the sub-steps walked; if even
+that fails the point is solved as :func:`segment.solve` solves it (Newton, then load stepping
+from the reference pose), and the path goes on from whatever it found. Each set's path starts at its
 unloaded equilibrium (Newton from the reference pose, load stepping if needed).
 
 With ``sensitivities`` the exact dq*/dp of every equilibrium the caller asks for (``want``) and
@@ -52,11 +53,21 @@ from segment.solvers.batch import launch
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 
-__all__ = ["MAX_HALVINGS", "PathResult", "solve_packed", "solve_paths", "touch_of"]
+__all__ = ["MAX_HALVINGS", "MAX_JUMP_MM", "MAX_JUMP_RAD", "PathResult", "solve_packed",
+           "solve_paths", "touch_of"]
 
 MAX_HALVINGS = 6
 """Halvings of a continuation increment before the point is solved from scratch (1/64 of
 one step)."""
+MAX_JUMP_RAD = 0.1
+MAX_JUMP_MM = 2.0
+"""Largest change of a rotation [rad] or translation [mm] accepted in one continuation
+sub-step; a larger one is taken for a jump to another equilibrium branch and the step is
+halved. Measured: from the unloaded pose straight to 0.5 N m in flexion, a neutral-zone set
+with tight ligaments converged at 190 deg of flexion (a configuration past every failure
+limit) and the curve's cost jumped between parameter sets 1e-4 apart; a curve that is
+continuous moves far less per halved sub-step (the zone, the most compliant part, turns
+about 0.01 rad per 1/64 of a 0.5 N m step)."""
 
 
 @njit(cache=True)
@@ -101,6 +112,17 @@ def _secant_start(q, f_prev, f, q_back, f_back, out):
 
 
 @njit(cache=True)
+def _jumped(q_from, q_to):
+    """True when one sub-step moved a coordinate by more than :data:`MAX_JUMP_RAD` or
+    :data:`MAX_JUMP_MM`."""
+    for c in range(6):
+        limit = MAX_JUMP_MM if c < 3 else MAX_JUMP_RAD
+        if abs(q_to[c] - q_from[c]) > limit:
+            return True
+    return False
+
+
+@njit(cache=True)
 def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iterations,
               sub_log, log_buf):
     """One continuation step from the equilibrium ``q_prev`` under ``f_prev`` to ``f``:
@@ -125,7 +147,7 @@ def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iter
             _tangent_start(qa, fa, fb, packed, q0)
         q, st, _, n = _newton_kernel(packed, fb, q0, tol, max_iterations, sub_log)
         its += n
-        if st == CONVERGED:
+        if st == CONVERGED and not _jumped(qa, q):
             qa = q
             fa = fb.copy()
             frac = target

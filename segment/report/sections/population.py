@@ -148,18 +148,25 @@ def write(rep, s) -> None:
             "rms_deg"].min()
         text += (f"No form fits {sp} within {MISSED_RMS_DEG:g}° RMS (best "
                  + ", ".join(f"{k} {x:.2f}°" for k, x in worst.items()) + "). ")
+    f2e = new_forms["flexion_to_extension_rms_deg"]
+    e2f = new_forms["extension_to_flexion_rms_deg"]
+    loso_best = float(new_forms["loso_rms_deg"].min())
+    better = min(f2e.min(), e2f.min()) < loso_best
     text += (
-        "What no form reproduces: one direction from the other. Fitted to flexion alone, "
-        f"the {best} form predicts extension to {cross_best['flexion_to_extension_rms_deg']:.1f}° "
-        f"RMS; fitted to extension alone, flexion to "
-        f"{cross_best['extension_to_flexion_rms_deg']:.1f}° (the other forms "
-        f"{others['flexion_to_extension_rms_deg'].min():.1f}–"
-        f"{others['flexion_to_extension_rms_deg'].max():.1f}° and "
-        f"{others['extension_to_flexion_rms_deg'].min():.1f}–"
-        f"{others['extension_to_flexion_rms_deg'].max():.1f}°): the parameters the curves "
-        "determine are direction-specific (the disc's flexion and extension factors, the "
-        "posterior ligaments' and the ALL's slack, the zone on each side), so a specimen's "
-        "flexion says little about its extension in any of these forms.")
+        "Across directions: fitted to its flexion alone, a specimen's extension is predicted "
+        f"to {_range(f2e)}° RMS by the new forms ({best} "
+        f"{cross_best['flexion_to_extension_rms_deg']:.1f}°); "
+        f"fitted to its extension alone, its flexion to {_range(e2f)}° ({best} "
+        f"{cross_best['extension_to_flexion_rms_deg']:.1f}°). "
+        + ("That is no better than the population's corridor predicts a new specimen "
+           f"({loso_best:.1f}° RMS, leave one out): what no form reproduces is one "
+           "direction from the other. The parameters the curves determine are "
+           "direction-specific (the disc's flexion and extension factors, the posterior "
+           "ligaments' and the ALL's slack, the zone on each side), so a specimen's flexion "
+           "says little about its extension in any of these forms."
+           if not better else
+           "The best of these beats the corridor's leave-one-out prediction "
+           f"({loso_best:.1f}° RMS): the forms carry some of one direction to the other."))
     rep.text(text)
     ident = cmp.identifiability.copy()
     rep.text("Identifiability per form and parameter: in how many specimens the data at "
@@ -261,9 +268,13 @@ def write(rep, s) -> None:
         f"extension, and no parameter set within today's ranges fits a specimen "
         f"({pub_rms:.1f}° RMS on average). Of the model forms, {best} fits "
         f"{n_spec - len(missed)} of {n_spec} specimens within {MISSED_RMS_DEG:g}° RMS "
-        f"({sb.loc[best, 'fit_rms_mean_deg']:.2f}° on average) and has the lowest AIC and "
-        f"BIC; no form predicts a specimen's flexion from its extension (best "
-        f"{sb['extension_to_flexion_rms_deg'].min():.1f}° RMS). Its virtual population "
+        f"({sb.loc[best, 'fit_rms_mean_deg']:.2f}° on average) and has the lowest AIC"
+        + (" and BIC" if v["supported"] else "") + "; fitted to one direction, "
+        + ("no form predicts the other better than the corridor predicts a new specimen "
+           if not better else "the best form predicts the other better than the corridor "
+           "predicts a new specimen ")
+        + f"(best {min(f2e.min(), e2f.min()):.1f}° RMS against {loso_best:.1f}°). Its virtual "
+        "population "
         f"flexes {flx['mean']:.1f} ± {flx['sd']:.1f}° at 1.8 N·m, {abs(flx['z_published']):.1f} "
         "SDs from the published model, and first ruptures a ligament in flexion at "
         f"{flx_r['first_rupture'].min():.1f}–{flx_r['first_rupture'].max():.1f} N·m "

@@ -8,10 +8,12 @@ the predictions ``y_i(p)`` the model's rotation at the same moment, each point a
 of a path followed by continuation (:mod:`segment.studies.paths`) with exact dq*/dp. The
 parameters and their priors are those of a model form (:mod:`segment.studies.forms`).
 
-* MAP: :func:`scipy.optimize.least_squares` (``trf``, bounds = the priors' truncation,
-  ``x_scale`` = the range widths) on ``[(y - v) / s, prior residuals, ridge]`` with the exact
-  Jacobian; an evaluation whose equilibria fail returns residuals of :data:`FAILED_RESIDUAL`,
-  so the trust region shrinks away from it (never a guessed rotation).
+* MAP: a bounded Levenberg-Marquardt (:mod:`~segment.studies.calibration.lm`, the same
+  arithmetic on any CPU; in the range-scaled variables) on ``[(y - v) / s, prior residuals,
+  ridge]`` with the exact Jacobian, from the nominal set and :data:`START_POINTS` starts
+  drawn from the priors, the lowest cost kept; an evaluation whose equilibria fail returns
+  residuals of :data:`FAILED_RESIDUAL`, so the damping grows away from it (never a guessed
+  rotation).
 * Laplace posterior, identifiability verdicts, singular values: as
   :func:`~segment.studies.calibration.fit.calibrate`.
 * Effective number of parameters ``p_D = tr(H_data Sigma_post)`` with ``H_data = J^T J`` of the
@@ -22,6 +24,7 @@ parameters and their priors are those of a model form (:mod:`segment.studies.for
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -30,8 +33,8 @@ import pandas as pd
 from segment.studies.calibration.curve_forward import CurveForward
 from segment.studies.calibration.curve_result import CurveCalibration
 from segment.studies.calibration.curve_targets import POINT_SD_DEG, CurveTargets
-from segment.studies.calibration.fit import _laplace
-from segment.studies.calibration.prior import _bounded_x0, prior_residual
+from segment.studies.calibration.lm import least_squares_bounded, spd_inverse
+from segment.studies.calibration.prior import _bounded_x0, _uniform_precision, prior_residual
 from segment.studies.calibration.result import (
     DATA_DETERMINED_VARIANCE_RATIO,
     RIDGE,
@@ -52,6 +55,10 @@ START_POINTS = 3
 """Starts drawn from the priors besides the nominal set (local minima: measured on the
 Nightingale specimens, the neutral-zone form from its nominal set alone stopped at 0.27 deg
 RMS on B13 where the reference-strain form, a special case of it, reaches 0.13 deg)."""
+TIE_RTOL = 1e-9
+"""A later start replaces the best one only when its cost is lower by more than this fraction:
+local searches that end in the same minimum differ in the last digits, and the choice must not
+depend on them."""
 START_SEED = 2002
 """Seed of the scrambled Halton points of :func:`prior_starts` (the same starts every run)."""
 
@@ -74,7 +81,7 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
                      modes=None, targets: CurveTargets | None = None, x0=None,
                      starts: int = START_POINTS, point_sd: float = POINT_SD_DEG,
                      n_threads: int | None = 1, max_nfev: int = 500,
-                     ftol: float = 1e-10) -> CurveCalibration:
+                     gtol: float = 1e-10) -> CurveCalibration:
     """MAP, Laplace posterior and identifiability of a model form fitted to curves.
 
     Parameters
@@ -99,8 +106,10 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
         of all local searches (default :data:`START_POINTS`).
     point_sd : float
         SD of a specimen's point [deg] (:data:`POINT_SD_DEG`, assumed).
-    n_threads, max_nfev, ftol
+    n_threads : int or None
         As :func:`~segment.studies.calibration.fit.calibrate`.
+    max_nfev, gtol
+        Per start, of :func:`~segment.studies.calibration.lm.least_squares_bounded`.
 
     Returns
     -------
@@ -142,13 +151,15 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
     start = _bounded_x0(space, candidates[0])
     flat = np.flatnonzero(np.array(space.distributions) == "uniform")
     ridge = np.zeros((flat.size, space.dim))
-    ridge[np.arange(flat.size), flat] = RIDGE / (space.upper - space.lower)[flat]
+    width_flat = (space.upper - space.lower)[flat]
+    ridge[np.arange(flat.size), flat] = RIDGE / width_flat
 
     def fun(p):
         y, ok, _ = evaluate(p)
         r_p, _ = prior_residual(space, p)
         data = (y - targets.values) / sd if ok else np.full(len(sd), FAILED_RESIDUAL)
-        return np.concatenate([data, r_p, ridge @ (p - start)])
+        # the ridge's rows are diagonal: elementwise (a matrix product would go through BLAS)
+        return np.concatenate([data, r_p, RIDGE * (p - start)[flat] / width_flat])
 
     def jac(p):
         _, ok, j = evaluate(p)
@@ -158,19 +169,18 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
 
     y_nom, ok_nom, _ = fwd(space.nominal[None])
     y_nom = y_nom[0] if ok_nom[0] else np.full(len(sd), np.nan)
-    from scipy.optimize import least_squares
-
     sol, nfev, tried, best_start = None, 0, [], None
     for c in candidates:
         start = c
         if not evaluate(c)[1]:
             continue            # this start's equilibria fail: the next start
-        s = least_squares(fun, c, jac=jac, bounds=(space.lower, space.upper),
-                          x_scale=space.upper - space.lower, method="trf", ftol=ftol,
-                          xtol=1e-10, gtol=1e-10, max_nfev=max_nfev)
+        s = least_squares_bounded(fun, jac, c, space.lower, space.upper, gtol=gtol,
+                                  max_nfev=max_nfev)
         nfev += s.nfev
         tried.append(float(s.cost))
-        if sol is None or s.cost < sol.cost:
+        # the lowest cost; a later start must beat it by more than rounding (the same
+        # choice on any CPU)
+        if sol is None or s.cost < sol.cost * (1.0 - TIE_RTOL):
             sol, best_start = s, c
     if sol is None:
         return _failed(form, space, targets, candidates[0], "an equilibrium did not converge "
@@ -183,20 +193,21 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
     if not ok:
         return _failed(form, space, targets, p, STATUS_MESSAGES[2], t0, fwd, nfev=int(nfev))
     Jw = J / sd[:, None]
-    cov, prior_var = _laplace(space, Jw, p)
+    cov, prior_var, h_data = _laplace_exact(space, Jw, p)
     post_sd = np.sqrt(np.clip(np.diag(cov), 0, None))
     prior_sd = np.sqrt(prior_var)
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(post_sd, post_sd)
     S = Jw * prior_sd[None, :]
-    sv = np.linalg.svd(S, compute_uv=False)
+    sv = np.linalg.svd(S, compute_uv=False)    # for the summary (LAPACK: last digits vary)
     verdicts = tuple("data" if v < DATA_DETERMINED_VARIANCE_RATIO else "prior"
                      for v in post_sd ** 2 / prior_var)
     width = space.upper - space.lower
     at_bound = tuple("lower" if x - lo < 1e-6 * w else "upper" if hi - x < 1e-6 * w else ""
                      for x, lo, hi, w in zip(p, space.lower, space.upper, width, strict=True))
-    pred_sd = np.sqrt(np.clip(np.einsum("ij,jk,ik->i", J, cov, J), 0, None))
-    p_d = float(np.trace(Jw.T @ Jw @ cov))
+    pred_sd = np.array([math.sqrt(max(0.0, _quad(J[i], cov))) for i in range(J.shape[0])])
+    p_d = math.fsum(float(h_data[a, b]) * float(cov[b, a]) for a in range(space.dim)
+                    for b in range(space.dim))
     elapsed = time.perf_counter() - t0
     log.info("calibrate_curves %s %s: %s in %.2f s", form.name, targets.label, message, elapsed)
     return CurveCalibration(
@@ -208,6 +219,33 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
         prediction=y, prediction_sd=pred_sd, effective_parameters=p_d, nfev=int(nfev),
         n_solves=fwd.n_solves, elapsed=elapsed, space_path=space.path,
         extra={"start": start, "costs": tried, "n_prior_starts": int(starts)})
+
+
+def _quad(row, cov) -> float:
+    """``row^T cov row``, one correctly rounded sum."""
+    d = len(row)
+    return math.fsum(float(row[a]) * float(cov[a, b]) * float(row[b]) for a in range(d)
+                     for b in range(d))
+
+
+def _laplace_exact(space, Jw, p):
+    """Laplace covariance ``(J^T J + H0)^-1``, the prior variances ``1 / diag(H0)`` and
+    ``H_data = J^T J`` (as :func:`~segment.studies.calibration.fit._laplace`, with every sum
+    correctly rounded and a Cholesky inverse: the same bits on any CPU)."""
+    _, dr = prior_residual(space, p)
+    d = space.dim
+    U = _uniform_precision(space)
+
+    def gram(M):
+        return np.array([[math.fsum(float(M[i, a]) * float(M[i, b]) for i in range(M.shape[0]))
+                          for b in range(d)] for a in range(d)])
+
+    h0 = gram(dr) + np.diag(U)
+    h_data = gram(Jw)
+    cov = spd_inverse(h_data + h0)
+    if cov is None:              # not positive definite (no prior curvature): as before
+        cov = np.linalg.pinv(h_data + h0)
+    return cov, 1.0 / np.diag(h0), h_data
 
 
 def _failed(form, space, targets, p, message, t0, fwd, *, nfev=0) -> CurveCalibration:

@@ -88,7 +88,9 @@ class CurveCalibration:
     def rms_deg(self) -> float:
         """Root mean square of :attr:`residual_deg` [deg] (NaN when the fit failed)."""
         r = self.residual_deg
-        return float(np.sqrt(np.mean(r ** 2))) if np.all(np.isfinite(r)) else math.nan
+        if not np.all(np.isfinite(r)):
+            return math.nan
+        return math.sqrt(math.fsum(float(v) * float(v) for v in r) / r.size)
 
     @property
     def max_deg(self) -> float:
@@ -102,7 +104,7 @@ class CurveCalibration:
 
     def _ic(self, penalty: float) -> float:
         n = self.n_points
-        rss = float(np.sum(self.residual_deg ** 2))
+        rss = math.fsum(float(v) * float(v) for v in self.residual_deg)
         if not (n > 0 and rss > 0 and math.isfinite(rss)):
             return math.nan
         return n * math.log(rss / n) + penalty * self.effective_parameters
