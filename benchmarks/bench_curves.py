@@ -39,8 +39,8 @@ from segment.studies.calibration.curve_fit import (
 )
 from segment.studies.calibration.curve_forward import CurveForward
 from segment.studies.calibration.curve_posterior import sample_curve_posterior
-from segment.studies.calibration.lm import least_squares_bounded
 from segment.studies.calibration.curve_targets import CurveTargets
+from segment.studies.calibration.lm import least_squares_bounded
 from segment.studies.calibration.prior import prior_residual
 from segment.studies.curves import load_curves, mode_load
 from segment.studies.forms import load_form
