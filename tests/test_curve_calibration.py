@@ -68,7 +68,7 @@ def test_packaged_forms(model):
     for name in FORMS[1:]:
         f = load_form(name)
         for src in f.space.sources:
-            assert "SOURCES.md §8" in src and "assumed" in src
+            assert "SOURCES.md §11" in src and "assumed" in src
     with pytest.raises(ValueError, match="unknown form 'cubic'; expected one of published"):
         load_form("cubic")
 
@@ -90,7 +90,7 @@ def test_form_space_packs_like_the_readable_model(model, name):
     packed = form.space.pack(fm, P)
     for k in range(P.shape[0]):
         ref = pack(form.space.apply(fm, P[k])._params)
-        for a, b in zip(packed, ref, strict=True):
+        for a, b in zip(packed, ref[:3], strict=True):
             np.testing.assert_allclose(a[k], b, rtol=0, atol=PACK_ATOL)
     compiled = form.space.pack_derivative(fm, P)
     reference = complex_step_reference(form.space, fm, P)

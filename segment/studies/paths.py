@@ -49,6 +49,7 @@ from segment.core.newton import (
     _solve_kernel_from,
 )
 from segment.core.residual import _residual_jacobian
+from segment.elements.restraint import P_WIDTH
 from segment.solvers.batch import launch
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
@@ -169,15 +170,15 @@ def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iter
 
 
 @njit(cache=True, parallel=True)
-def _path_kernel(glob, lig, fac, F, want, tol, max_iterations, with_sens, dglob, dlig, dfac,
-                 touch, q_u, st_u, dq_u, q_out, st_out, it_out, dq_out):
+def _path_kernel(glob, lig, fac, pts, F, want, tol, max_iterations, with_sens, dglob, dlig,
+                 dfac, touch, q_u, st_u, dq_u, q_out, st_out, it_out, dq_out):
     """Every set's unloaded equilibrium, then the path ``F[0], F[1], ...`` (N, 6) by
     continuation from it (module docstring); sensitivities where ``want[j]`` (and of the
     unloaded one) when ``with_sens``."""
     m_sets = glob.shape[0]
     n_loads = F.shape[0]
     for i in prange(m_sets):
-        packed = (glob[i], lig[i], fac[i])
+        packed = (glob[i], lig[i], fac[i], pts)   # the point restraints: the model's own
         zero = np.zeros(6)
         log_buf = np.zeros((5 * max_iterations, 3))
         sub_log = np.zeros((max_iterations, 2))
@@ -324,7 +325,7 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
     if space is None:
         if sensitivities:
             raise ValueError("sensitivities need a parameter space")
-        packed = tuple(x[None] for x in model._packed)
+        packed = tuple(x[None] for x in model._packed[:3])
         derivative = None
     else:
         P = space.check(P)
@@ -332,7 +333,8 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
         derivative = (space.pack_derivative(model, P, n_threads=n_threads), touch_of(space, model)
                       ) if sensitivities else None
     return solve_packed(packed, F, want=want, derivative=derivative, tol=tol,
-                        max_iterations=max_iterations, n_threads=n_threads)
+                        max_iterations=max_iterations, n_threads=n_threads,
+                        pts=model._packed[3])
 
 
 _TOUCH: dict = {}
@@ -352,12 +354,16 @@ def touch_of(space, model) -> np.ndarray:
 
 
 def solve_packed(packed, F, *, want=None, derivative=None, tol: float = DEFAULT_TOL,
-                 max_iterations: int = 60, n_threads: int | None = None) -> PathResult:
+                 max_iterations: int = 60, n_threads: int | None = None,
+                 pts=None) -> PathResult:
     """:func:`solve_paths` on sets already packed: ``packed = (glob (M, G), lig (M, n, 13),
-    fac (M, m, 15))`` (:meth:`ParameterSpace.pack`), ``derivative = ((dglob, dlig, dfac),
-    touch)`` for the sensitivities (None: none). The loads ``F`` (N, 6) and ``want`` (N,) as
-    there; no checks (the caller's)."""
-    glob, lig, fac = packed
+    fac (M, m, 16))`` (:meth:`ParameterSpace.pack`), ``derivative = ((dglob, dlig, dfac),
+    touch)`` for the sensitivities (None: none), ``pts`` the model's point restraints
+    (``Segment._packed[3]``, shared by every set; None: none). The loads ``F`` (N, 6) and
+    ``want`` (N,) as there; no checks (the caller's)."""
+    glob, lig, fac = packed[:3]
+    pts = (np.zeros((0, P_WIDTH)) if pts is None
+           else np.ascontiguousarray(pts, dtype=float).reshape(-1, P_WIDTH))
     F = np.ascontiguousarray(F, dtype=float)
     n_loads = F.shape[0]
     want = (np.ones(n_loads, dtype=np.bool_) if want is None
@@ -382,7 +388,7 @@ def solve_packed(packed, F, *, want=None, derivative=None, tol: float = DEFAULT_
     q_u = np.empty((m_sets, 6))
     st_u = np.empty(m_sets, dtype=np.int64)
     launch(_path_kernel, np.ascontiguousarray(glob), np.ascontiguousarray(lig),
-           np.ascontiguousarray(fac), F, want, tol, max_iterations, sensitivities, dglob,
+           np.ascontiguousarray(fac), pts, F, want, tol, max_iterations, sensitivities, dglob,
            dlig, dfac, touch, q_u, st_u, dq_u, q, st, it, dq, n_threads=n_threads)
     if sensitivities:
         dq[:, ~want] = np.nan

@@ -63,7 +63,7 @@ def write(rep, s) -> None:
         "segments in pure flexion and extension moments; their curves, specimen by specimen, "
         "come from the NHTSA biomechanics database as processed into moment steps of 0.1 N·m "
         "by a public repository (`data/curves/nightingale2002_c5c6_female.csv`, SOURCES.md "
-        "§7). Every curve starts with a straight line from the origin to its first recorded "
+        "§10). Every curve starts with a straight line from the origin to its first recorded "
         f"sample, which the processing added: those points (first sample at "
         f"{first.min():.1f}–{first.max():.1f} N·m) are interpolation, not measurements. They "
         "are ignored in every fit and error measure here and drawn dotted. The corridor is "

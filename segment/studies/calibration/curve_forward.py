@@ -66,7 +66,7 @@ class CurveForward:
                        touch_of(self.space, self.model)) if sensitivities else None)
         for _, rows, F, want, index, dof, sign in self.groups:
             r = solve_packed(packed, F, want=want, derivative=derivative,
-                             n_threads=self.n_threads)
+                             n_threads=self.n_threads, pts=self.model._packed[3])
             self.n_solves += m * (F.shape[0] + 1)
             y[:, rows] = sign * np.degrees(r.displacement[:, index, dof])
             ok &= r.converged[:, want].all(axis=1)
