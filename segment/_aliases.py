@@ -42,6 +42,9 @@ MOVED = MappingProxyType({
     "sobol": "studies.sobol", "uncertainty": "studies.uncertainty",
     "calibration": "studies.calibration", "reference": "studies.reference",
     "validation": "studies.validation",
+    # issue 22: specimen curves, model forms, load paths, the virtual population
+    "curves": "studies.curves", "forms": "studies.forms", "paths": "studies.paths",
+    "population": "studies.population",
     # the report was a module of studies during 0.2's development; now its own layer
     "studies.report": "report",
     # views

@@ -22,6 +22,8 @@ SMOKE = {
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
     "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
+    "bench_curves.py": ["--samples", "640", "--baseline", "4", "--repeat", "1",
+                        "--specimens", "2"],
     "bench_sensitivity_parts.py": ["--sets", "16", "--repeat", "10"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
                        "--sobol-n", "1500", "--rounds", "1", "--sens-rounds", "2"],
@@ -45,6 +47,11 @@ def test_benchmark_script_runs(script, tmp_path):
     if script == "bench_web_explorer.py":
         assert report["not_converged"] == 0
         assert 0 < report["slider_to_drawn"]["median"] <= report["slider_to_image"]["max"]
+    if script == "bench_curves.py":
+        assert report["each"]["converged"] == 2
+        assert report["continuation"]["converged_fraction"] == 1.0
+        assert report["continuation"]["same_equilibria_max_abs_q"] < 1e-8
+        assert report["posterior"]["draws"] == 640
     if script == "bench_ramp.py":
         assert len(report["cases"]) == 9
         assert report["cases"]["FLX"]["sequence"][:2] == ["FL", "ISL"]

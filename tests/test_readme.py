@@ -73,6 +73,9 @@ def test_wheel_ships_the_data(tmp_path):
                   "vertebra_anatomy.csv", "vertebra_geometry.csv"):
         assert f"segment/data/{table}" in names
     assert "segment/data/calibrated/ligaments.csv" in names      # the shipped calibrated set
+    for data in ("curves/nightingale2002_c5c6_female.csv", "forms/forms.csv",
+                 "forms/neutral-zone/space.csv", "forms/neutral-zone/disc_law.csv"):
+        assert f"segment/data/{data}" in names                   # curves and model forms
     assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers
     for shipped in ("segment/py.typed", "segment/reference_data/SOURCES.md",
                     "segment/reference_data/REFERENCES.bib"):

@@ -23,7 +23,8 @@ FRESH_RTOL = 1e-7
 FRESH_ATOL = 1e-9
 FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_displacement",
            "load_sharing", "sensitivity", "sensitivity_overview", "uncertainty",
-           "failure_curves", "failure_3d", "clinical_states")
+           "failure_curves", "failure_3d", "clinical_states", "curves_corridor", "curves_fits",
+           "population_bands")
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,8 @@ def test_report_writes_every_part(report_dir):
     sections = ("1. Findings", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
                 "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
                 "9. Parameter uncertainty", "10. Up to failure", "11. Clinical states",
-                "12. Calibration", "13. References", "Appendix A. Inputs and run details")
+                "12. Calibration", "13. Specimen curves", "14. References",
+                "Appendix A. Inputs and run details")
     at = [md.index(f"## {section}") for section in sections]
     assert at == sorted(at), "sections in order, findings first, appendix last"
     for name in FIGURES:
@@ -217,7 +219,7 @@ def test_findings_open_the_report_and_come_from_the_numbers(report_dir):
     reach = pd.read_csv(out / "tables" / "calibration_reach.csv")
     for t in reach.itertuples():
         assert f"needs {t.parameter} = {t.needed:.2f}" in findings
-    assert "sha256" not in md[:md.index("## 13. References")]
+    assert "sha256" not in md[:md.index("## 14. References")]
     assert md.index("| file | sha256 |") > md.index("## Appendix A")
 
 
@@ -358,3 +360,23 @@ def test_pose_grid_draws_the_magnified_motion_and_says_so(report_dir, monkeypatc
     model = segment.c5c6()
     png = renders.render_poses(model, dict(list(segment.LOAD_CASES.items())[:1]))
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and seen["magnify"] == renders.POSES_MAGNIFY
+
+
+def test_population_section_numbers_are_the_tables(report_dir):
+    """Section 13: the published model's distance from the corridor and the form verdict are
+    written from the section's own tables."""
+    out, _ = report_dir
+    md = (out / "report.md").read_text()
+    sec = md[md.index("## 13. Specimen curves"):md.index("## 14. References")]
+    cmp = pd.read_csv(out / "tables" / "curves_published_vs_corridor.csv")
+    flex = cmp[cmp["mode"] == "flexion"]["z"]
+    assert f"{abs(flex.max()):.1f}–{abs(flex.min()):.1f} specimen SDs less" in sec
+    forms = pd.read_csv(out / "tables" / "form_comparison.csv")
+    best = forms.loc[forms["aic"].idxmin(), "form"]
+    assert f"the data support **{best}**" in sec
+    bands = pd.read_csv(out / "tables" / "population_case_bands.csv").set_index("case")
+    assert f"{abs(bands.loc['FLX', 'z_published']):.1f} specimen SDs below" in sec
+    fits = pd.read_csv(out / "tables" / "curve_fit_error.csv")
+    assert len(fits) == 8 and (fits["published_rms_deg"] > 1).all()
+    findings = md[md.index("## 1. Findings"):md.index("## 2. Main")]
+    assert "Specimen curves (section 13)" in findings

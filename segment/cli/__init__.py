@@ -1,5 +1,5 @@
 """Command line: ``segment cases | solve | ramp | states | compare | validate | render |
-explore | simulate | sensitivity | calibrate``.
+explore | simulate | sensitivity | calibrate | curves``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -24,6 +24,7 @@ import sys
 from segment.cli import (
     calibrate,
     compare,
+    curves,
     ramp,
     sensitivity,
     simulate,
@@ -43,7 +44,8 @@ from segment.cli._common import (
 __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
 # the order of the commands in ``segment --help``
-COMMAND_MODULES = (solve, ramp, compare, validate, views, simulate, sensitivity, calibrate)
+COMMAND_MODULES = (solve, ramp, compare, validate, views, simulate, sensitivity, calibrate,
+                   curves)
 
 
 def build_parser() -> Parser:

@@ -5,11 +5,16 @@ The calibration runs on the model and the load cases of ``--data``; the folder i
 records the targets and the space it used (:func:`segment.calibration.write_calibrated`).
 Everything is checked first (inputs, ``--samples``, the ``--scheduler`` address) and the folder
 is written only once every result is in: a failure leaves it as it was.
+
+With ``--curves FILE``: calibration to specimen curves in a model form (``--form``): the
+population's corridor, one specimen (``--specimen``), or every specimen its own set
+(``--each``: ``DIR/<specimen>/`` and ``DIR/population.csv``).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from segment.cli._common import (
     UsageError,
@@ -38,6 +43,20 @@ def register(sub) -> None:
                         "the packaged one)")
     p.add_argument("--out", metavar="DIR", default="calibrated",
                    help="output data folder (default: calibrated)")
+    p.add_argument("--curves", metavar="FILE", nargs="?", const="", default=None,
+                   help="calibrate to the specimen curves of FILE (format: "
+                        "segment.studies.curves; without FILE the packaged curves of "
+                        "Nightingale et al. 2002) instead of --targets: the corridor's mean "
+                        "within its SD, or with --each every specimen")
+    p.add_argument("--form", metavar="NAME", default=None,
+                   help="model form for --curves: published (default), reference-strain, "
+                        "neutral-zone, fw35 (data/forms/forms.csv), or a folder with a "
+                        "space.csv and optionally a disc_law.csv")
+    p.add_argument("--each", action="store_true",
+                   help="with --curves: every specimen its own parameter set, written to "
+                        "DIR/<specimen>/, and DIR/population.csv")
+    p.add_argument("--specimen", metavar="NAME", default=None,
+                   help="with --curves: calibrate to this specimen's curves only")
     count_option(p, "--samples", minimum=0, maximum=MAX_DRAWS, why="MAX_DRAWS", default=0,
                  metavar="N",
                  help="also draw about N posterior samples by MCMC (emcee, c5c6-segment[study]) "
@@ -47,6 +66,13 @@ def register(sub) -> None:
 
 
 def run(args, argv) -> int:
+    if args.curves is not None:
+        return run_curves(args, argv)
+    for option in ("form", "specimen"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} goes with --curves")
+    if args.each:
+        raise UsageError("--each goes with --curves")
     import contextlib
 
     from segment._checks import check_memory
@@ -113,5 +139,84 @@ def run(args, argv) -> int:
     if result.misfit:
         print("structural misfit: some targets are out of reach within the parameter ranges "
               "(see calibration_misfits.csv)")
+    print(f"wrote {len(written)} files to {out}")
+    return 0
+
+
+def run_curves(args, argv) -> int:
+    """``segment calibrate --curves FILE [--form NAME] [--each | --specimen S]``."""
+    import segment
+    from segment.studies.calibration.curve_fit import calibrate_curves, calibrate_each
+    from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
+    from segment.studies.curves import load_curves
+    from segment.studies.forms import load_form
+
+    for option in ("targets", "space"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} does not go with --curves (the form names its "
+                             "parameter space; give --form FOLDER for another)")
+    if args.each and args.specimen is not None:
+        raise UsageError("--each and --specimen exclude each other")
+    if args.samples and (args.each or args.specimen is not None):
+        raise UsageError("--samples with --curves samples the population posterior: not with "
+                         "--each or --specimen")
+    if args.scheduler is not None:
+        raise UsageError("--scheduler does not go with --curves (the curve posterior runs "
+                         "in-process)")
+    out = check_output_folder(args.out, "--out")
+    if args.samples:        # before any work: a missing extra is one line, not a traceback
+        from segment._extras import require
+
+        require("emcee", "study", "segment calibrate --curves --samples")
+    curves = load_curves(args.curves or None)
+    form = load_form(args.form)
+    if args.specimen is not None and args.specimen not in curves.specimens:
+        raise UsageError(f"--specimen {args.specimen}: not in {Path(curves.path).name} "
+                         f"(it has {', '.join(curves.specimens)})")
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    command = "segment " + " ".join(argv)
+    if args.each:
+        fits = calibrate_each(curves, form=form, model=model, progress=bars_on(args))
+        print(f"every specimen of {Path(curves.path).name} in form {form.name} "
+              f"({form.space.dim} parameters); fit error over the points not flagged:")
+        print(f"{'specimen':>10} {'converged':>9} {'points':>6} {'RMS':>6} {'largest':>7}  "
+              "[deg]")
+        for f in fits:
+            print(f"{f.targets.label:>10} {f.success!s:>9} {f.n_points:6d} "
+                  f"{f.rms_deg:6.2f} {f.max_deg:7.2f}")
+        written, failed = write_population(fits, out, form=form, source_dir=args.data,
+                                           command=command,
+                                           strict=not args.allow_implausible)
+        print(f"wrote {len(written)} files to {out} (one folder per converged specimen, "
+              "population.csv)")
+        if failed:
+            print(f"segment: calibration did not converge for {', '.join(failed)}: no folder "
+                  "written for them", file=sys.stderr)
+            return 1
+        return 0
+    fit = calibrate_curves(curves, form=form, model=model, specimen=args.specimen)
+    print(fit.summary())
+    if not fit.success:
+        print(f"segment: calibration failed: {fit.message}; nothing written", file=sys.stderr)
+        return 1
+    post = None
+    if args.samples:
+        from segment.studies.calibration.curve_posterior import sample_curve_posterior
+
+        post = sample_curve_posterior(fit, samples=args.samples, form=form, model=model,
+                                      progress=bars_on(args))
+        print(post.summary())
+        if not post.converged:      # the README's contract: nothing written, exit code 1
+            print("segment: the posterior samples did not converge; nothing written (draw "
+                  "more with a larger --samples)", file=sys.stderr)
+            return 1
+    written = write_curve_calibration(fit, out, form=form, source_dir=args.data,
+                                      command=command, strict=not args.allow_implausible)
+    if post is not None:
+        post.diagnostics().to_csv(out / "posterior_diagnostics.csv", index=False,
+                                  float_format="%.6g", lineterminator="\n")
+        written.append(out / "posterior_diagnostics.csv")
+    elif (out / "posterior_diagnostics.csv").exists():
+        (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     print(f"wrote {len(written)} files to {out}")
     return 0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.elements.disc import DiscStiffness
+from segment.elements.disc import DISC_LAWS, DOF_NAMES, DiscStiffness
 from segment.elements.facet import ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import MAX_STRIPS, Ligament, TrilinearCurve
@@ -190,6 +190,20 @@ PLAUSIBLE: dict[tuple[str, str], PlausibleRange] = {
     ("facets.csv", "blend_C"): PlausibleRange(
         0.0, 1e4, "-", "the packaged 16.7 = radius / transition penetration; above 1e4 the "
         "blend weight 1 - exp(-C sin alpha) is 1 at every tilt above 0.01 deg"),
+    **{("disc_law.csv", c): PlausibleRange(
+        0.0, 30.0, "deg", "neutral-zone half-width: Panjabi's neutral zones of cervical "
+        "segments are a few degrees; 30 deg exceeds the whole range of motion of one lower "
+        "cervical segment (radians typed as degrees fall inside, so also see the ratio)")
+       for c in ("zone_pos_deg", "zone_neg_deg")},
+    ("disc_law.csv", "zone_ratio"): PlausibleRange(
+        1e-3, 1.0, "-", "stiffness inside the neutral zone over the stiffness beyond it: at "
+        "most 1 (1 is eq. (1)); below 1e-3 the zone is a free joint (the equilibrium would "
+        "rest on the ligaments alone)"),
+    **{("disc_law.csv", c): PlausibleRange(
+        0.5, 600.0, "deg", "angle scale s of the fw35 law: 57.3 deg (1 rad) is Fritzkowski "
+        "and Walczak's eq. (35); below 0.5 deg its singularity (pi s) falls below 1.6 deg, "
+        "above 600 deg the law is linear within 0.1 % over 20 deg")
+       for c in ("angle_scale_pos_deg", "angle_scale_neg_deg")},
     **{("load_cases.csv", c): PlausibleRange(
         -2000.0, 2000.0, "N", "100 x the 20 N Moroney test loads") for c in
        ("Fx_N", "Fy_N", "Fz_N")},
@@ -486,6 +500,67 @@ def _disc(path_t: Path, path_r: Path, strict: bool) -> DiscStiffness:
     return DiscStiffness(np.array(k_pos), np.array(k_neg), np.array(damping))
 
 
+DISC_LAW_COLUMNS = ("dof", "law", "zone_pos_deg", "zone_neg_deg", "zone_ratio",
+                    "angle_scale_pos_deg", "angle_scale_neg_deg")
+_LAW_COLUMNS = {"linear": (), "neutral-zone": ("zone_pos_deg", "zone_neg_deg", "zone_ratio"),
+                "fw35": ("angle_scale_pos_deg", "angle_scale_neg_deg")}
+ROTATION_DOFS = ("phi_x", "phi_y", "phi_z")
+
+
+def _disc_law_table(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffness:
+    """The restoring law of the disc's rotations (``disc_law.csv``, optional): one row per
+    rotation (phi_x, phi_y, phi_z) with its law (:data:`segment.elements.disc.DISC_LAWS`) and
+    the law's parameters in degrees; the cells of other laws' parameters stay empty. A folder
+    without the table, or a rotation without a row, keeps eq. (1) (the published model)."""
+    if not path.exists():
+        return disc
+    t = _Table(path, DISC_LAW_COLUMNS, strict=strict, collect=True)
+    found = []
+    laws = list(disc.law)
+    lp = np.array(disc.law_parameters, dtype=float)
+    for i, row in t.rows():
+        dof = t.key(i, row, "dof", ROTATION_DOFS)
+        law = t.key(i, row, "law", DISC_LAWS)
+        if dof is not None and dof in found:
+            first = found.index(dof) + 1
+            t.error(i, "dof", f"duplicate value {dof!r} (already in row {first}, line "
+                              f"{t.line_of[first]})")
+        found.append(dof)
+        if law is None:
+            continue
+        wanted = _LAW_COLUMNS[law]
+        values = {}
+        for col in DISC_LAW_COLUMNS[2:]:
+            if col in wanted:
+                if not row[col]:
+                    t.error(i, col, f"the {law} law needs {', '.join(wanted)}; got an empty "
+                                    "cell")
+                    continue
+                values[col] = t.number(i, row, col, positive=col != "zone_pos_deg"
+                                       and col != "zone_neg_deg", nonnegative=True)
+            elif row[col]:
+                t.error(i, col, f"not a parameter of the {law} law (it takes "
+                                f"{', '.join(wanted) or 'none'}); leave the cell empty, got "
+                                f"{row[col]!r}")
+        if dof is None or not t.ok(i):
+            continue
+        k = DOF_NAMES.index(dof)
+        laws[k] = law
+        lp[k] = 0.0
+        rad = math.pi / 180.0
+        if law == "neutral-zone":
+            lp[k] = (values["zone_pos_deg"] * rad, values["zone_neg_deg"] * rad,
+                     values["zone_ratio"])
+            if values["zone_ratio"] > 1.0:
+                t.error(i, "zone_ratio", f"must be <= 1 (the zone is the compliant part), "
+                                         f"got {values['zone_ratio']:g}")
+        elif law == "fw35":
+            lp[k, :2] = (values["angle_scale_pos_deg"] * rad,
+                         values["angle_scale_neg_deg"] * rad)
+    t.finish()
+    return DiscStiffness(disc.k_positive, disc.k_negative, disc.damping, tuple(laws), lp)
+
+
 def _ligament(name, c5, c6, l0, eps_max, f_max, rel, damping) -> Ligament:
     curve = TrilinearCurve.from_table3(eps_max=eps_max, f_max_N=f_max,
                                        a_rel=(rel["A_eps_rel"], rel["A_F_rel"]),
@@ -676,12 +751,15 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
         "inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
         "facet_contact_law.csv", "facets.csv", "load_cases.csv")}
     reference, inertia = _inertia(files["inertia.csv"], strict)
-    disc = _disc(files["disc_translational.csv"], files["disc_rotational.csv"], strict)
+    disc = _disc_law_table(d / "disc_law.csv",
+                     _disc(files["disc_translational.csv"], files["disc_rotational.csv"],
+                           strict), strict)
     ligaments = _strips(d / "ligament_strips.csv",
                         _ligaments(files["ligaments.csv"], reference, strict), strict)
     law = _contact_law(files["facet_contact_law.csv"], strict)
     facets = _facets(files["facets.csv"], reference, strict)
     cases = _load_cases(files["load_cases.csv"], strict)
-    strips = d / "ligament_strips.csv"
+    optional = tuple(d / name for name in ("ligament_strips.csv", "disc_law.csv")
+                     if (d / name).exists())
     return ModelParameters(reference, disc, ligaments, facets, law, cases, inertia,
-                           tuple(files.values()) + ((strips,) if strips.exists() else ()))
+                           tuple(files.values()) + optional)

@@ -395,6 +395,7 @@ class Segment:
             np.ascontiguousarray(self.contact_law.as_array()),
             pack_restraints(self.restraints),
             rows([f.contact_scale for f in fac], 1)[:, 0].copy(),
+            np.ascontiguousarray(self.disc.packed_law()),
         )
 
     def _strip_rows(self):

@@ -36,10 +36,11 @@ COMPLEX_STEP = 1e-20
 def _generalized_force(q, load, params):
     """Residual at complex ``q`` (6,): internal generalized forces plus the load."""
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
+     disc_law) = params
     Q = np.zeros(6, dtype=np.complex128)
     p, R, R0, h1, h2, h3 = _pose(q, s0, r0)
-    _add_disc_force(Q, q, k_pos, k_neg)
+    _add_disc_force(Q, q, k_pos, k_neg, disc_law)
     for i in range(lig_l0.shape[0]):
         a, _, _, _, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
         _add_point_force(Q, a, force, p, R0, h1, h2, h3)
@@ -111,11 +112,12 @@ def _element_state(q, params):
     """Per-element quantities at real ``q`` (see :meth:`Segment.state`): disc, ligament,
     facet and point-restraint rows."""
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
+     disc_law) = params
     qc = q.astype(np.complex128)
     p, R, _, _, _, _ = _pose(qc, s0, r0)
     disc = np.zeros(6, dtype=np.complex128)
-    _add_disc_force(disc, qc, k_pos, k_neg)
+    _add_disc_force(disc, qc, k_pos, k_neg, disc_law)
     n = lig_l0.shape[0]
     lig = np.empty((n, 9))  # length, strain, tension, a (3), force (3)
     for i in range(n):

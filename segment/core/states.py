@@ -427,7 +427,8 @@ def _disc_element(model, state):
 def fuse(model, *, k_rotation_Nm_per_deg: float, k_translation_N_per_mm: float,
          state: str = "fusion"):
     """``model`` with the disc replaced by a device of the given stiffness in every direction
-    and sign [N m/deg, N/mm] (module docstring); the disc's damping is kept."""
+    and sign [N m/deg, N/mm] (module docstring); the disc's damping is kept, its restoring law
+    is not (the device is linear, eq. (1), whatever law the disc had)."""
     _check_state_name(state)
     k_rot = float(k_rotation_Nm_per_deg) * NMM_PER_NM / RAD_PER_DEG
     k_t = float(k_translation_N_per_mm)
@@ -474,7 +475,9 @@ def degenerate(model, *, compression: float, shear: float, state: str = "degener
     for a in (kp, kn):
         a[0] *= shear
         a[1] *= shear
-    disc = DiscStiffness(kp, kn, model.disc.damping)
+    # the disc's restoring laws (segment.elements.disc: a model form's neutral zone, fw35)
+    # stay: degeneration scales the translational stiffness only
+    disc = DiscStiffness(kp, kn, model.disc.damping, model.disc.law, model.disc.law_parameters)
     return _record(model, state, _disc_element(model, state), disc=disc)
 
 

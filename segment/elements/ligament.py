@@ -40,6 +40,7 @@ towards the C5 insertion (equal and opposite)::
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -188,6 +189,34 @@ class Ligament:
     def with_rest_length(self, l0: float) -> Ligament:
         """The same ligament with another rest length [mm]."""
         return dataclasses.replace(self, l0=l0)
+
+    def reference_length(self, reference) -> float:
+        """Length [mm] of the insertion line at the reference pose (Table 1) of
+        ``reference`` (a :class:`~segment.kinematics.ReferencePose`)."""
+        s0 = [float(v) for v in reference.s0]
+        R0 = np.asarray(reference.R0, dtype=float)
+        x = [float(v) for v in self.insertion_c5]
+        b = [float(v) for v in self.insertion_c6]
+        # written out (a matrix product and np.linalg.norm go through the CPU's BLAS kernels,
+        # whose last bits differ between CPUs)
+        d = [b[k] - (s0[k] + ((R0[k, 0] * x[0] + R0[k, 1] * x[1]) + R0[k, 2] * x[2]))
+             for k in range(3)]
+        return math.hypot(d[0], d[1], d[2])
+
+    def reference_strain(self, reference) -> float:
+        """Strain at the reference pose, ``l_ref / l0 - 1`` [-]."""
+        return self.reference_length(reference) / self.l0 - 1.0
+
+    def with_reference_strain(self, strain: float, reference) -> Ligament:
+        """The same ligament with the rest length that gives ``strain`` at the reference pose:
+        ``l0 = l_ref / (1 + strain)`` (a negative strain is slack there). The slack length
+        from a reference strain of Blankevoort and Huiskes' ligament model (1991, J Biomech
+        Eng 113:263-269), as OpenSim's ``Blankevoort1991Ligament`` sets it
+        (``setSlackLengthFromReferenceStrain``)."""
+        if not (np.isfinite(strain) and strain > -1.0):
+            raise ValueError(f"ligament {self.name!r}: reference strain must be a finite "
+                             f"number > -1, got {strain!r}")
+        return self.with_rest_length(self.reference_length(reference) / (1.0 + strain))
 
     def split(self, strips: int, *, width: float | None = None) -> Ligament:
         """The same ligament as ``strips`` parallel strips (over ``width`` [mm], default its

@@ -12,7 +12,8 @@ This is the fast path of the Newton solver. It computes the same residual as
 * **point force** ``f`` at ``x`` with arm ``a = x - p`` maps to ``Q_t = R0^T f``,
   ``Q_k = h_k . (a x f)``, so column j of its Jacobian is ``R0^T df_j`` and
   ``dh_k,j . (a x f) + h_k . (da_j x f + a x df_j)`` with ``da_j = dx_j - dp_j``.
-* **disc** (eq. 1, Table 2): the diagonal ``-k_i(q_i)``.
+* **disc** (eq. 1, Table 2): the diagonal ``-k_i(q_i)``; a coordinate on another law of
+  :mod:`segment.elements.disc` (neutral zone, fw35) contributes ``-dM/dq_i`` of that law.
 * **ligaments** (Tables 3, 4): ``f = T(l) u`` with ``u = (b - a)/l``, so
   ``df = -(T'(l) u u^T + T/l (I - u u^T)) da`` with ``T' = dT/deps / l0`` (the slope of the
   branch the strain selects: the trilinear kinks are kept, one-sided as in the paper's law).
@@ -44,6 +45,7 @@ from numba import njit
 
 from segment.elements._dual import const, vscale
 from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
+from segment.elements.disc import DISC_LAW_WIDTH, _disc_law
 from segment.elements.facet import _contact, _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.ligament import _trilinear
@@ -57,7 +59,9 @@ __all__: list[str] = []
 # passing and unpacking a tuple of 17 arrays (reference counting of each) cost ~0.6 us per
 # kernel call, half of a residual evaluation (benchmarks/bench_kernels.py: residual 1.3 ->
 # 0.67 us, residual and Jacobian 1.8 -> 1.1 us). Column offsets:
-G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob (28,): R0 row-major
+G_S0, G_R0, G_K_POS, G_K_NEG, G_LAW = 0, 3, 12, 18, 24   # glob: R0 row-major
+G_DISC = 28       # the disc law of each coordinate: 6 rows of (code, 3 slots), row-major
+G_WIDTH = G_DISC + 6 * DISC_LAW_WIDTH                      # glob (52,)
 L_A, L_B, L_L0, L_EPS, L_F = 0, 3, 6, 7, 10                # lig (n, 13): one row per ligament
 F_C1, F_N1, F_R1, F_C2, F_N2, F_R2, F_BLEND = 0, 3, 6, 7, 10, 13, 14   # fac (m, 16)
 F_SCALE = 15          # contact_scale of FacetJoint (1 = the published law), appended last
@@ -65,7 +69,7 @@ L_WIDTH, F_WIDTH = L_F + 3, F_SCALE + 1
 
 
 def pack(params):
-    """``Segment._params`` (19 arrays) -> the packed ``(glob, lig, fac, pts)`` of this module.
+    """``Segment._params`` (20 arrays) -> the packed ``(glob, lig, fac, pts)`` of this module.
 
     ``lig`` rows: C5 insertion (C5 frame), C6 insertion (C6 frame), l0, the three strains
     and the three forces of the trilinear law; ``fac`` rows: C5 facet centre and normal (C5
@@ -76,8 +80,10 @@ def pack(params):
     first three entries keep their layout.
     """
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
-    glob = np.concatenate([s0, np.asarray(r0).ravel(), k_pos, k_neg, law])
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
+     disc_law) = params
+    glob = np.concatenate([s0, np.asarray(r0).ravel(), k_pos, k_neg, law,
+                           np.asarray(disc_law).ravel()])
     lig = np.column_stack([lig_a, lig_b, lig_l0, lig_eps, lig_f]).reshape(-1, L_WIDTH)
     fac = np.column_stack([fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
                            fac_blend, fac_scale]).reshape(-1, F_WIDTH)
@@ -217,11 +223,18 @@ def _residual_tangent(q, load, packed, with_jacobian):
     law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     R, g, h = _axes(q, R0)
     p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
-    # disc, eq. (1): Q_i = -k_i(q_i) q_i
+    # disc, eq. (1): Q_i = -k_i(q_i) q_i, or the coordinate's law (segment.elements.disc)
     for i in range(6):
-        k = glob[G_K_POS + i] if q[i] >= 0.0 else glob[G_K_NEG + i]
-        r[i] -= k * q[i]
-        J[i, i] -= k
+        row = G_DISC + DISC_LAW_WIDTH * i
+        if glob[row] == 0.0:
+            k = glob[G_K_POS + i] if q[i] >= 0.0 else glob[G_K_NEG + i]
+            r[i] -= k * q[i]
+            J[i, i] -= k
+        else:
+            m, slope = _disc_law(glob[row:row + DISC_LAW_WIDTH], q[i], glob[G_K_POS + i],
+                                 glob[G_K_NEG + i])
+            r[i] -= m
+            J[i, i] -= slope
     df = np.zeros((6, 3))
     da = np.zeros((6, 3))
     # ligaments: tension-only trilinear law along the insertion line

@@ -63,10 +63,10 @@ The kinetic energy-work relation of Fritzkowski and Walczak (their eqs. 51-55) i
 
     W = W_load - [V_el(t) - V_el(0)] - [V_g(t) - V_g(0)] + W_facet - E_dissipated - E_rupture
 
-with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2) and the ligaments
-(l0 int F_el d eps), both state functions; ``V_g = m g z_G``; and three integrals carried
-alongside the motion (augmented state): the work of the external load
-``W_load = int Q_load . dq/dt dt``, the work of the facets' elastic forces
+with ``V_el`` the elastic energy of the disc (1/2 k(q_i) q_i^2, or the potential of its law of
+:mod:`segment.elements.disc`) and the ligaments (l0 int F_el d eps), both state functions;
+``V_g = m g z_G``; and three integrals carried alongside the motion (augmented state): the
+work of the external load ``W_load = int Q_load . dq/dt dt``, the work of the facets' elastic forces
 ``W_facet = int Q_facet . dq/dt dt`` (the regularized contact pushes along a face normal that
 turns between the two faces' normals, through a blended point, so it is not the gradient of
 a potential; its work is
@@ -105,7 +105,7 @@ from segment.core.io import BodyInertia, load_parameters
 from segment.core.model import Segment, _residual, _residual_jacobian
 from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
 from segment.elements._vec import cross, row, scale, sub
-from segment.elements.disc import DOF_NAMES, _add_disc_force
+from segment.elements.disc import DOF_NAMES, _add_disc_force, _disc_law_energy
 from segment.elements.facet import ContactLaw, _contact, _contact_force, _facet_state
 from segment.elements.kinematics import _add_load, _add_point_force, _pose
 from segment.elements.ligament import _ligament_state
@@ -192,7 +192,8 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
     ``clip`` False skips the tension-only / compression-only clipping (linear damping matrix).
     """
     (s0, r0, k_pos, k_neg, lig_a, lig_c6, lig_l0, lig_eps, lig_f,
-     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale) = params
+     fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
+     disc_law) = params
     Qc = np.zeros((5, 6), dtype=np.complex128)
     qc = np.empty(6, dtype=np.complex128)
     for k in range(6):
@@ -202,10 +203,13 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
     v_el = 0.0
     v_fac = 0.0
     if elements:
-        _add_disc_force(Qc[0], q, k_pos, k_neg)  # disc, eq. (1), and its damping
+        _add_disc_force(Qc[0], q, k_pos, k_neg, disc_law)  # disc, eq. (1), and its damping
         for i in range(6):
             Qc[3, i] -= disc_b[i] * qd[i]
-            v_el -= 0.5 * Qc[0, i].real * q[i]   # 1/2 k(q_i) q_i^2
+            if disc_law[i, 0] == 0.0:
+                v_el -= 0.5 * Qc[0, i].real * q[i]   # 1/2 k(q_i) q_i^2
+            else:   # another law of segment.elements.disc: its potential
+                v_el += _disc_law_energy(disc_law[i], q[i], k_pos[i], k_neg[i])
         for i in range(lig_l0.shape[0]):
             a, length, strain, tension, _ = _ligament_state(i, p, R, lig_a, lig_c6, lig_l0,
                                                             lig_eps, lig_f)

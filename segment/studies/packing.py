@@ -16,6 +16,10 @@ What ``pack`` does, and so what the plan holds (``tangent.pack`` layout):
   its derivative by ``p_j`` is ``b * sum_{k: jk = j} prod_{l != k} p_jl``;
 * a ligament's rest length is *set*: the last parameter that sets it, ``p``, scales each of
   its rows (strips) by ``p / l0_model``, a factor ``c = 1 / l0_model`` per unit parameter;
+  set by a reference strain (``ref_strain``), the factor is ``c / (1 + p)`` with
+  ``c = l_ref / l0_model`` (a *reciprocal* factor, derivative ``-c / (1 + p)^2``);
+* a disc law's parameter (neutral-zone half-widths and ratio, fw35 angle scales) is *set*:
+  the entry is ``c p`` with ``c`` the unit conversion (pi / 180 for degrees), base 1;
 * facet geometry is *set*: the last parameter that writes a field (inclination, gap, radius,
   C) of a facet determines it, and the facet's row is rebuilt as in
   ``FacetJoint.at_reference``: ``n2 = (-sin a, 0, cos a)``, ``c1 = c2 + gap n2`` (C6), stored as
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from segment.elements.disc import DOF_NAMES
+from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES
 from segment.elements.tangent import (
     F_BLEND,
     F_C1,
@@ -42,6 +46,7 @@ from segment.elements.tangent import (
     F_N2,
     F_R1,
     F_R2,
+    G_DISC,
     G_K_NEG,
     G_K_POS,
     L_F,
@@ -49,13 +54,42 @@ from segment.elements.tangent import (
 )
 from segment.solvers.batch import launch
 
-__all__ = ["PackPlan", "complex_step_reference", "ligament_rows", "pack_plan"]
+__all__ = ["DISC_LAW_FIELDS", "PackPlan", "complex_step_reference", "disc_law_slot",
+           "ligament_rows", "pack_plan"]
 
 COMPLEX_STEP = 1e-30
 """Imaginary step of :func:`complex_step_reference` (exact to rounding for any tiny step)."""
 
 FACET_FIELDS = ("inclination_deg", "gap_mm", "radius_mm", "blend_C")
 """Columns of :attr:`PackPlan.facet_source` (the space's facet fields)."""
+DISC_LAW_FIELDS = ("zone_pos_deg", "zone_neg_deg", "zone_ratio", "angle_scale_pos_deg",
+                   "angle_scale_neg_deg")
+"""Parameter-space fields that set a parameter of a disc coordinate's law."""
+_LAW_SLOT = {"zone_pos_deg": ("neutral-zone", 1, math.pi / 180.0),
+             "zone_neg_deg": ("neutral-zone", 2, math.pi / 180.0),
+             "zone_ratio": ("neutral-zone", 3, 1.0),
+             "angle_scale_pos_deg": ("fw35", 1, math.pi / 180.0),
+             "angle_scale_neg_deg": ("fw35", 2, math.pi / 180.0)}
+MULTIPLY, RECIPROCAL = 0, 1
+"""Kinds of factor in :class:`PackPlan`: ``c p`` and ``c / (1 + p)``."""
+
+
+def disc_law_slot(model, dof: str, field: str) -> tuple[int, float]:
+    """Index into the packed ``glob`` of the law parameter ``field`` of disc coordinate
+    ``dof``, and the factor from the field's unit to the law's (rad per deg, or 1).
+
+    Raises
+    ------
+    ValueError
+        When the model's coordinate is not on the law the field belongs to.
+    """
+    law, slot, factor = _LAW_SLOT[field]
+    d = DOF_NAMES.index(dof)
+    if model.disc.law[d] != law:
+        raise ValueError(f"parameter field {field} needs the {law} law on disc {dof}, but the "
+                         f"model has {model.disc.law[d]!r} there (disc_law.csv of its data "
+                         "folder, or DiscStiffness.with_law)")
+    return G_DISC + DISC_LAW_WIDTH * d + slot, factor
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +111,8 @@ class PackPlan:
         Entry ``e``'s factors are ``op_j[start[e]:start[e + 1]]``, ``op_c[...]``.
     op_j, op_c : ndarray (K,)
         Parameter index and factor per unit parameter of each multiplication.
+    op_kind : ndarray of int (K,)
+        :data:`MULTIPLY` (``c p``) or :data:`RECIPROCAL` (``c / (1 + p)``).
     facet_source : ndarray of int (m, 4)
         Parameter that sets each facet's inclination, gap, radius and C (:data:`FACET_FIELDS`),
         -1 where none does.
@@ -99,6 +135,7 @@ class PackPlan:
     start: np.ndarray
     op_j: np.ndarray
     op_c: np.ndarray
+    op_kind: np.ndarray
     facet_source: np.ndarray
     facet_base: np.ndarray
     R0: np.ndarray
@@ -116,7 +153,7 @@ class PackPlan:
         dlig = np.empty((m_sets, self.dim, *lg))
         dfac = np.empty((m_sets, self.dim, *fc))
         launch(_derivative_kernel, P, self.entry, self.base, self.start, self.op_j, self.op_c,
-               self.facet_source, self.facet_base, self.R0, dglob, dlig, dfac,
+               self.op_kind, self.facet_source, self.facet_base, self.R0, dglob, dlig, dfac,
                n_threads=n_threads)
         return dglob, dlig, dfac
 
@@ -182,15 +219,26 @@ def _build(space, model) -> PackPlan:
     n_glob = glob0.size
     rows = ligament_rows(model)
     l0_model = {x.name: x.l0 for x in model.ligaments}
+    l_ref = {x.name: x.reference_length(model.reference) for x in model.ligaments}
     sides = [f.side for f in model.facets]
-    ops: dict[int, list[tuple[int, float]]] = {}      # entry -> [(j, c)], in pack's order
+    # entry -> [(j, c, kind)], in pack's order
+    ops: dict[int, list[tuple[int, float, int]]] = {}
+    unit_base: set[int] = set()        # set entries c p (a law parameter): base 1
     facet_source = np.full((len(sides), len(FACET_FIELDS)), -1, dtype=np.int64)
     for j, (targets, field) in enumerate(zip(space.targets, space.fields, strict=True)):
         for kind, key in targets:
             if kind == "disc":
                 d = DOF_NAMES.index(key)
-                for col in (G_K_POS + d, G_K_NEG + d):
-                    ops.setdefault(col, []).append((j, 1.0))
+                if field in DISC_LAW_FIELDS:              # set: the last one wins
+                    index, factor = disc_law_slot(model, key, field)
+                    ops[index] = [(j, factor, MULTIPLY)]
+                    unit_base.add(index)
+                    continue
+                cols = {"stiffness_scale_pos": (G_K_POS + d,),
+                        "stiffness_scale_neg": (G_K_NEG + d,)}.get(field,
+                                                                   (G_K_POS + d, G_K_NEG + d))
+                for col in cols:
+                    ops.setdefault(col, []).append((j, 1.0, MULTIPLY))
             elif kind == "ligament":
                 r = rows.get(key)
                 if r is None:
@@ -198,21 +246,25 @@ def _build(space, model) -> PackPlan:
                 for row in r:
                     base = n_glob + int(row) * lig0.shape[1]
                     if field == "l0_mm":                 # set: the last one wins
-                        ops[base + L_L0] = [(j, 1.0 / l0_model[key])]
+                        ops[base + L_L0] = [(j, 1.0 / l0_model[key], MULTIPLY)]
+                    elif field == "ref_strain":          # set: l0 = l_ref / (1 + p)
+                        ops[base + L_L0] = [(j, l_ref[key] / l0_model[key], RECIPROCAL)]
                     else:                                # force axis: multiplied
                         for col in range(L_F, L_F + 3):
-                            ops.setdefault(base + col, []).append((j, 1.0))
+                            ops.setdefault(base + col, []).append((j, 1.0, MULTIPLY))
             elif key in sides:
                 facet_source[sides.index(key), FACET_FIELDS.index(field)] = j   # last one wins
     entries = sorted(ops)
     start = np.zeros(len(entries) + 1, dtype=np.int64)
-    op_j, op_c = [], []
+    op_j, op_c, op_kind = [], [], []
     for e, entry in enumerate(entries):
-        for j, c in ops[entry]:
+        for j, c, k in ops[entry]:
             op_j.append(j)
             op_c.append(c)
+            op_kind.append(k)
         start[e + 1] = len(op_j)
     flat0 = np.concatenate([glob0.ravel(), lig0.ravel()])
+    flat0[sorted(unit_base)] = 1.0
     ref = model.reference
     geometry = [f.geometry(ref) for f in model.facets]
     facet_base = np.array([[g["inclination_deg"], g["gap"]] for g in geometry],
@@ -220,7 +272,7 @@ def _build(space, model) -> PackPlan:
     d = space.dim
     moved_flat = np.zeros((d, flat0.size), dtype=bool)
     for entry in entries:
-        for j, _ in ops[entry]:
+        for j, _, _ in ops[entry]:
             moved_flat[j, entry] = True
     moved_fac = np.zeros((d, *fac0.shape), dtype=bool)
     columns = (list(range(F_C1, F_C1 + 3)) + list(range(F_N1, F_N1 + 3))
@@ -236,14 +288,15 @@ def _build(space, model) -> PackPlan:
                     entry=np.array(entries, dtype=np.int64),
                     base=flat0[np.array(entries, dtype=np.int64)].astype(float),
                     start=start, op_j=np.array(op_j, dtype=np.int64),
-                    op_c=np.array(op_c, dtype=float), facet_source=facet_source,
+                    op_c=np.array(op_c, dtype=float), op_kind=np.array(op_kind, dtype=np.int64),
+                    facet_source=facet_source,
                     facet_base=facet_base, R0=np.ascontiguousarray(ref.R0, dtype=float),
                     moved=moved)
 
 
 @njit(cache=True, parallel=True)
-def _derivative_kernel(P, entry, base, start, op_j, op_c, facet_source, facet_base, R0,
-                       dglob, dlig, dfac):
+def _derivative_kernel(P, entry, base, start, op_j, op_c, op_kind, facet_source, facet_base,
+                       R0, dglob, dlig, dfac):
     """Fill ``dglob``, ``dlig``, ``dfac`` (see :meth:`PackPlan.derivative` and the module
     doc for the formulas)."""
     m_sets = P.shape[0]
@@ -260,8 +313,15 @@ def _derivative_kernel(P, entry, base, start, op_j, op_c, facet_source, facet_ba
                 others = 1.0
                 for m in range(start[e], start[e + 1]):
                     if m != k:
-                        others *= op_c[m] * p[op_j[m]]
-                v = base[e] * op_c[k] * others
+                        if op_kind[m] == MULTIPLY:
+                            others *= op_c[m] * p[op_j[m]]
+                        else:
+                            others *= op_c[m] / (1.0 + p[op_j[m]])
+                if op_kind[k] == MULTIPLY:
+                    v = base[e] * op_c[k] * others
+                else:                            # d/dp c / (1 + p) = -c / (1 + p)^2
+                    one_p = 1.0 + p[op_j[k]]     # squared by a product, not pow: same bits
+                    v = base[e] * (-op_c[k] / (one_p * one_p)) * others   # on any CPU
                 x = entry[e]
                 if x < n_glob:
                     dglob[i, op_j[k], x] += v

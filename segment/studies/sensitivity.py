@@ -10,7 +10,10 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
   :meth:`segment.space.ParameterSpace.pack_derivative` (compiled from the space's plan,
   :mod:`segment.studies.packing`; exact). Along that direction:
 
-  - **disc**: the residual is linear in ``k`` (eq. 1), ``dR_i = -dk_i(q_i) q_i``, exact;
+  - **disc**: the residual is linear in ``k`` (eq. 1), ``dR_i = -dk_i(q_i) q_i``, exact; a
+    coordinate on another law (:mod:`segment.elements.disc`: neutral zone, fw35) by
+    **complex step** through the law (its k+, k- and parameter slots along the direction),
+    exact to rounding;
   - **ligaments**: rest length and force axis **analytically** (the trilinear law is linear in
     its forces on the branch the strain selects, and ``dT/dl0 = -slope l / l0^2``), one real
     evaluation per ligament for all directions; insertions or curve strains (not in the
@@ -44,7 +47,7 @@ from segment.core.model import _residual_jacobian
 from segment.core.newton import _lu6, _lu6_solve
 from segment.elements._dual import vscale
 from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
-from segment.elements.disc import DOF_NAMES
+from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, _disc_law
 from segment.elements.facet import _contact, _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.kinematics import _add_point_force, _pose
@@ -59,6 +62,7 @@ from segment.elements.tangent import (
     F_R1,
     F_R2,
     F_SCALE,
+    G_DISC,
     G_K_NEG,
     G_K_POS,
     G_LAW,
@@ -239,7 +243,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
 
 @njit(cache=True)
 def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
-    """``out[:, d]`` = dR/dp_d at real ``q`` (6,) for the D directions of ``dglob (D, 27)``,
+    """``out[:, d]`` = dR/dp_d at real ``q`` (6,) for the D directions of ``dglob (D, 52)``,
     ``dlig (D, n, 13)``, ``dfac (D, m, 15)`` (see the module docstring); ``touch`` (D,
     1 + n + m) are the flags of :func:`touch_flags` (which elements each direction moves)."""
     glob, lig, fac = packed[0], packed[1], packed[2]
@@ -286,13 +290,23 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
     Q = np.zeros(6, dtype=np.complex128)
     Qp = np.zeros(6, dtype=np.complex128)
     Qm = np.zeros(6, dtype=np.complex128)
+    law_row = np.zeros(DISC_LAW_WIDTH, dtype=np.complex128)
     for d in range(n_dir):
         for k in range(6):
             Q[k] = 0j
         for i in range(6):   # disc, eq. (1): linear in k
             if touch[d, 0]:
-                dk = dglob[d, G_K_POS + i] if q[i] >= 0.0 else dglob[d, G_K_NEG + i]
-                out[i, d] = -dk * q[i]
+                row = G_DISC + DISC_LAW_WIDTH * i
+                if glob[row] == 0.0:
+                    dk = dglob[d, G_K_POS + i] if q[i] >= 0.0 else dglob[d, G_K_NEG + i]
+                    out[i, d] = -dk * q[i]
+                else:   # another law: complex step through it (k+, k-, its slots)
+                    for c in range(DISC_LAW_WIDTH):
+                        law_row[c] = complex(glob[row + c], h * dglob[d, row + c])
+                    m, _ = _disc_law(law_row, complex(q[i], 0.0),
+                                     complex(glob[G_K_POS + i], h * dglob[d, G_K_POS + i]),
+                                     complex(glob[G_K_NEG + i], h * dglob[d, G_K_NEG + i]))
+                    out[i, d] = -m.imag / h
             else:
                 out[i, d] = 0.0
         if touch[d, 1 + n_lig + fac.shape[0]] == 0:
@@ -348,13 +362,15 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
 def touch_flags(dglob, dlig, dfac) -> np.ndarray:
     """Which elements each parameter direction moves: int8 array (..., D, 1 + n + m + 1).
 
-    Column 0: the disc stiffness; 1 ... n: ligament rows (1 = only rest length and force
-    axis, the real path; 2 = insertions or curve strains, the complex path); then the facet
-    rows (bit 1: centres or normals; bit 2: radii; bit 4: blending constant C); last: 1 when
-    any ligament or facet moves. ``dglob (..., D, 27)``, ``dlig (..., D, n, 13)``,
-    ``dfac (..., D, m, 15)`` from :meth:`segment.space.ParameterSpace.pack_derivative`.
+    Column 0: the disc stiffness or its law's parameters; 1 ... n: ligament rows (1 = only
+    rest length and force axis, the real path; 2 = insertions or curve strains, the complex
+    path); then the facet rows (bit 1: centres or normals; bit 2: radii; bit 4: blending
+    constant C); last: 1 when any ligament or facet moves. ``dglob (..., D, 52)``,
+    ``dlig (..., D, n, 13)``, ``dfac (..., D, m, 15)`` from
+    :meth:`segment.space.ParameterSpace.pack_derivative`.
     """
-    disc = (dglob[..., G_K_POS:G_K_NEG + 6] != 0).any(axis=-1)
+    disc = ((dglob[..., G_K_POS:G_K_NEG + 6] != 0).any(axis=-1)
+            | (dglob[..., G_DISC:G_DISC + 6 * DISC_LAW_WIDTH] != 0).any(axis=-1))
     real_cols = np.zeros(dlig.shape[-1], dtype=bool)
     real_cols[L_L0] = True
     real_cols[L_F:L_F + 3] = True

@@ -10,12 +10,28 @@ assumption. Every prior is truncated to ``[lower, upper]``.
 Elements and fields (several elements separated by ``;`` share one parameter)::
 
     disc:<x|y|z|phi_x|phi_y|phi_z>      stiffness_scale   factor on k of both signs (Table 2)
+                                        stiffness_scale_pos, stiffness_scale_neg
+                                                          factor on k+ (q >= 0) or k- only
+    disc:<phi_x|phi_y|phi_z>            zone_pos_deg, zone_neg_deg, zone_ratio
+                                                          neutral-zone law: half-widths [deg]
+                                                          and stiffness ratio [-]
+                                        angle_scale_pos_deg, angle_scale_neg_deg
+                                                          fw35 law: angle scales s [deg]
     ligament:<name>                     l0_mm             rest length [mm] (Table 4)
+                                        ref_strain        rest length by the strain at the
+                                                          reference pose, l0 = l_ref / (1 + p)
+                                                          (Blankevoort; Ligament.
+                                                          with_reference_strain) [-]
                                         stiffness_scale   factor on the force axis (Table 3)
     facet:<left|right>                  gap_mm            gap at the reference pose [mm]
                                         inclination_deg   C6 facet angle to the transverse plane
                                         radius_mm         radius of both faces [mm]
                                         blend_C           blending constant C
+
+A law's parameters (zone, angle scale) need the model's disc coordinate on that law
+(:mod:`segment.elements.disc`, ``disc_law.csv``); :meth:`ParameterSpace.pack` and
+:meth:`ParameterSpace.apply` say so when it is not. A ligament's rest length is set by
+``l0_mm`` or ``ref_strain``, not both.
 
 Plausibility (issue 21), as for the model tables (:data:`segment.io.PLAUSIBLE`): the ``unit`` must
 be the field's (:data:`FIELD_UNITS`); ``nominal``, ``lower`` and ``upper`` must lie within the
@@ -43,7 +59,7 @@ This file is the one definition of the uncertain parameters: the one-at-a-time t
 
 Two layers: :meth:`ParameterSpace.apply` builds one :class:`~segment.model.Segment` (readable,
 slow); :meth:`ParameterSpace.pack` writes M parameter sets straight into the packed arrays of
-:func:`segment.tangent.pack` (``glob (M, 27)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
+:func:`segment.tangent.pack` (``glob (M, 52)``, ``lig (M, n, 13)``, ``fac (M, m, 15)``), on top
 of the model's own packing, so ligament rows the packing adds (e.g. strips of one ligament)
 follow their ligament. ``pack`` is plain numpy and accepts complex parameter values: the
 complex step through it is the reference the compiled :meth:`pack_derivative` is tested
@@ -83,37 +99,68 @@ from segment.elements.tangent import (
     F_N2,
     F_R1,
     F_R2,
+    G_DISC,
     G_K_NEG,
     G_K_POS,
     L_F,
     L_L0,
 )
-from segment.studies.packing import ligament_rows, pack_plan
+from segment.studies.packing import DISC_LAW_FIELDS, disc_law_slot, ligament_rows, pack_plan
 
 __all__ = ["DISTRIBUTIONS", "FIELDS", "FIELD_PLAUSIBLE", "FIELD_UNITS", "MIN_PRIOR_MASS",
            "ModelNominalWarning", "ParameterSpace", "default_space_path", "load_space"]
 
 FIELDS = {
-    "disc": ("stiffness_scale",),
-    "ligament": ("l0_mm", "stiffness_scale"),
+    "disc": ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg",
+             *DISC_LAW_FIELDS),
+    "ligament": ("l0_mm", "stiffness_scale", "ref_strain"),
     "facet": ("gap_mm", "inclination_deg", "radius_mm", "blend_C"),
 }
 """Fields each element kind accepts."""
 DISTRIBUTIONS = ("uniform", "normal", "lognormal")
+_POSITIVE = ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg", "l0_mm",
+             "radius_mm", "zone_ratio", "angle_scale_pos_deg", "angle_scale_neg_deg")
 COLUMNS = ("name", "element", "field", "unit", "nominal", "lower", "upper", "distribution",
            "dist_mu", "dist_sigma", "source")
 _FACET_FIELD = {"gap_mm": "gap", "inclination_deg": "inclination_deg", "radius_mm": "radius",
                 "blend_C": "blend"}
-FIELD_UNITS = {"stiffness_scale": "-", "l0_mm": "mm", "gap_mm": "mm", "inclination_deg": "deg",
-               "radius_mm": "mm", "blend_C": "-"}
+FIELD_UNITS = {"stiffness_scale": "-", "stiffness_scale_pos": "-", "stiffness_scale_neg": "-",
+               "l0_mm": "mm", "ref_strain": "-", "gap_mm": "mm", "inclination_deg": "deg",
+               "radius_mm": "mm", "blend_C": "-", "zone_pos_deg": "deg", "zone_neg_deg": "deg",
+               "zone_ratio": "-", "angle_scale_pos_deg": "deg", "angle_scale_neg_deg": "deg"}
 """The ``unit`` each field's rows must state."""
 STIFFNESS_SCALE_RANGE = PlausibleRange(
     0.05, 20.0, "-", "a factor on the model's stiffness; the tables' plausible stiffness ranges "
     "reach 1.2-1.5 decades either side of the published values (disc 1-1e4 N/mm around "
     "50-492 N/mm, ligament F_max 3-2000 N around 34-115 N), and 0.05-20 keeps a factor within "
     "them (a percentage, 80 for 0.8, falls outside)")
+REF_STRAIN_RANGE = PlausibleRange(
+    -0.8, 0.8, "-", "assumed: the strain of a ligament at its reference length as a fraction "
+    "(the model forms of data/forms range over -0.4 to 0.1); a strain in percent, 10 for 0.1, "
+    "falls outside")
+ZONE_RANGE = PlausibleRange(
+    0.0, 30.0, "deg", "assumed: a neutral zone is a part of the range of motion, and the whole "
+    "flexion-extension range of a cervical motion segment is about 20-30 deg at 3.5 N m "
+    "(the packaged specimen curves reach 8-15 deg per direction); an angle in radians lies "
+    "inside and cannot be told from this range")
+ZONE_RATIO_RANGE = PlausibleRange(
+    1e-3, 1.0, "-", "the zone's stiffness as a fraction of the coordinate's (at most 1: the "
+    "zone is the compliant part); below 1e-3 the zone has practically no stiffness, which "
+    "the law's regularity does not resolve (assumed)")
+ANGLE_SCALE_RANGE = PlausibleRange(
+    0.5, 1000.0, "deg", "assumed: the angle scale of Fritzkowski and Walczak's eq. (35) law; "
+    "the model form fw35 ranges over 1-600 deg (1 rad = 57.3 deg makes the law's initial "
+    "slope the table's); an angle in radians below 0.5 deg falls outside")
 FIELD_PLAUSIBLE: dict[str, tuple[str, PlausibleRange]] = {
     "stiffness_scale": ("", STIFFNESS_SCALE_RANGE),
+    "stiffness_scale_pos": ("", STIFFNESS_SCALE_RANGE),
+    "stiffness_scale_neg": ("", STIFFNESS_SCALE_RANGE),
+    "ref_strain": ("", REF_STRAIN_RANGE),
+    "zone_pos_deg": ("disc_law.csv zone", ZONE_RANGE),
+    "zone_neg_deg": ("disc_law.csv zone", ZONE_RANGE),
+    "zone_ratio": ("disc_law.csv zone ratio", ZONE_RATIO_RANGE),
+    "angle_scale_pos_deg": ("disc_law.csv angle scale", ANGLE_SCALE_RANGE),
+    "angle_scale_neg_deg": ("disc_law.csv angle scale", ANGLE_SCALE_RANGE),
     "l0_mm": ("ligaments.csv l0_mm", PLAUSIBLE[("ligaments.csv", "l0_mm")]),
     "gap_mm": ("facets.csv gap_mm", PLAUSIBLE[("facets.csv", "gap_mm")]),
     "inclination_deg": ("facets.csv inclination_deg",
@@ -146,10 +193,12 @@ def _same(a: float, b: float) -> bool:
 
 def _hard_limit(field: str) -> tuple[float, float, bool]:
     """(lower, upper, open) bounds a field's values must respect whatever ``strict`` says."""
-    if field in ("stiffness_scale", "l0_mm", "radius_mm"):
+    if field in _POSITIVE:      # zone_ratio's upper limit 1 is checked apart (closed there)
         return 0.0, math.inf, True
-    if field in ("gap_mm", "blend_C"):
+    if field in ("gap_mm", "blend_C", "zone_pos_deg", "zone_neg_deg"):
         return 0.0, math.inf, False
+    if field == "ref_strain":
+        return -1.0, math.inf, True     # l0 = l_ref / (1 + p)
     return -90.0, 90.0, True             # inclination_deg
 
 
@@ -290,11 +339,22 @@ class ParameterSpace:
                 if field not in FIELDS[kind]:
                     raise err(i, "field", f"unknown field {field!r} for a {kind}; expected one of "
                                           f"{', '.join(FIELDS[kind])}")
+                if field in DISC_LAW_FIELDS and any(
+                        key not in ("phi_x", "phi_y", "phi_z") for _, key in targets):
+                    raise err(i, "element", f"{field} is a parameter of a rotation's law: "
+                                            f"expected disc:phi_x, phi_y or phi_z, got "
+                                            f"{row['element']!r}")
                 for kind_, key in targets:
                     tk = (kind_, key, field)
                     if tk in seen_targets:
                         raise err(i, "element", f"{kind_}:{key} {field} is already set by row "
                                                 f"{seen_targets[tk]}")
+                    other = {"l0_mm": "ref_strain", "ref_strain": "l0_mm"}.get(field)
+                    if other and (kind_, key, other) in seen_targets:
+                        raise err(i, "field", f"the rest length of {kind_}:{key} is already set "
+                                              f"by {other} in row "
+                                              f"{seen_targets[(kind_, key, other)]}; one of "
+                                              "l0_mm and ref_strain per ligament")
                     seen_targets[tk] = i
                 nominal, lower, upper = (number(i, row, c) for c in ("nominal", "lower", "upper"))
                 if not lower < upper:
@@ -303,8 +363,17 @@ class ParameterSpace:
                 if not lower <= nominal <= upper:
                     raise err(i, "nominal", f"must lie within [lower, upper] = [{lower:g}, "
                                             f"{upper:g}], got {nominal:g}")
-                if field in ("stiffness_scale", "l0_mm", "radius_mm") and not lower > 0:
+                if field in _POSITIVE and not lower > 0:
                     raise err(i, "lower", f"{field} must stay > 0, got lower {lower:g}")
+                if field in ("zone_pos_deg", "zone_neg_deg") and lower < 0:
+                    raise err(i, "lower", f"{field} must stay >= 0, got lower {lower:g}")
+                if field == "zone_ratio" and upper > 1:
+                    raise err(i, "upper", f"zone_ratio must stay <= 1 (the zone is the "
+                                          f"compliant part), got upper {upper:g}")
+                if field == "ref_strain" and not lower > -0.9:
+                    raise err(i, "lower", f"ref_strain must stay > -0.9 (a rest length at most "
+                                          f"10 times the reference length), got lower "
+                                          f"{lower:g}")
                 if field == "gap_mm" and lower < 0:
                     raise err(i, "lower", f"gap_mm must stay >= 0, got lower {lower:g}")
                 if field == "blend_C" and lower < 0:
@@ -514,6 +583,10 @@ class ParameterSpace:
                        f"must lie within ({lo:g}, {hi:g})")
                 raise ValueError(f"parameter set {m}, {self.names[j]!r}: {field} {rel}, got "
                                  f"{P[m, j]:g}")
+            if field == "zone_ratio" and (P[:, j] > 1).any():
+                m = int(np.argmax(P[:, j] > 1))
+                raise ValueError(f"parameter set {m}, {self.names[j]!r}: zone_ratio must lie "
+                                 f"in (0, 1], got {P[m, j]:g}")
             _, rng = FIELD_PLAUSIBLE[field]
             out = (col < rng.lower) | (col > rng.upper)
             if strict is not None and out.any():
@@ -533,9 +606,12 @@ class ParameterSpace:
     # ------------------------------------------------------------------ one model
     def model_values(self, model) -> np.ndarray:
         """Each parameter's value in ``model`` (D,): 1 for a stiffness factor (a factor on the
-        model's own stiffness); the rest length, gap, inclination, radius or blending constant
-        of the element(s) it changes otherwise; NaN where the model has none of them (e.g. the
-        facets of a model without facets).
+        model's own stiffness); the rest length, reference strain (``l_ref / l0 - 1``), gap,
+        inclination, radius, blending constant or disc-law parameter of the element(s) it
+        changes otherwise; NaN where the model has none of them (e.g. the facets of a model
+        without facets, or a law parameter of a coordinate that is not on that law) and where
+        one reference strain sets several ligaments whose model strains differ (the model is
+        not in that family of rest lengths; the space's nominal value is kept).
 
         Raises
         ------
@@ -554,12 +630,29 @@ class ParameterSpace:
                        or (k == "facet" and key in facets)]
             if not present:
                 continue
-            if field == "stiffness_scale":
+            if field in ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg"):
                 out[j] = 1.0
                 continue
             vals = []
+            if field in DISC_LAW_FIELDS:
+                for _, key in present:
+                    try:
+                        index, factor = disc_law_slot(model, key, field)
+                    except ValueError:     # the model's coordinate is not on that law
+                        continue
+                    d = DOF_NAMES.index(key)
+                    vals.append((f"disc {key} {field}",
+                                 model.disc.law_parameters[d][index - G_DISC - 1 - 4 * d]
+                                 / factor))
+                if not vals:
+                    continue
             for kind, key in present:
-                if kind == "ligament":
+                if field in DISC_LAW_FIELDS:
+                    break
+                if kind == "ligament" and field == "ref_strain":
+                    vals.append((f"ligament {key} reference strain",
+                                 ligs[key].reference_length(ref) / ligs[key].l0 - 1.0))
+                elif kind == "ligament":
                     vals.append((f"ligament {key} l0", ligs[key].l0))
                 elif field == "radius_mm":
                     vals += [(f"facet {key} radius_c6", facets[key]["radius_c6"]),
@@ -568,6 +661,11 @@ class ParameterSpace:
                     vals.append((f"facet {key} {_FACET_FIELD[field]}",
                                  facets[key][_FACET_FIELD[field]]))
             if any(not _same(v, vals[0][1]) for _, v in vals):
+                if field == "ref_strain":
+                    # one reference strain for several ligaments (Blankevoort's model) is a
+                    # family of rest lengths; a model whose ligaments differ is not in it: the
+                    # file's nominal is kept (the published model: FL 0.026, ISL -0.029)
+                    continue
                 errors.append(f"{self._where(j)}, column 'element': {self.names[j]!r} sets "
                               f"{' and '.join(n for n, _ in vals)} to one value, but the model "
                               f"has {', '.join(f'{v:.6g}' for _, v in vals)}; give each its "
@@ -636,20 +734,29 @@ class ParameterSpace:
         ref = model.reference
         k_pos = model.disc.k_positive.copy()
         k_neg = model.disc.k_negative.copy()
+        law_parameters = np.array(model.disc.law_parameters, dtype=float)
         ligs = {x.name: x for x in model.ligaments}
         facets = {f.side: f.geometry(ref) for f in model.facets}
         for j, (targets, field) in enumerate(zip(self.targets, self.fields, strict=True)):
             for kind, key in targets:
                 if kind == "disc":
                     d = DOF_NAMES.index(key)
-                    k_pos[d] *= p[j]
-                    k_neg[d] *= p[j]
+                    if field in DISC_LAW_FIELDS:
+                        index, factor = disc_law_slot(model, key, field)
+                        law_parameters[d, index - G_DISC - 1 - 4 * d] = p[j] * factor
+                        continue
+                    if field != "stiffness_scale_neg":
+                        k_pos[d] *= p[j]
+                    if field != "stiffness_scale_pos":
+                        k_neg[d] *= p[j]
                 elif kind == "ligament":
                     if key not in ligs:
                         continue   # the model has no such ligament (e.g. posterior removed)
                     x = ligs[key]
                     if field == "l0_mm":
                         ligs[key] = x.with_rest_length(p[j])
+                    elif field == "ref_strain":
+                        ligs[key] = x.with_reference_strain(p[j], ref)
                     else:
                         curve = TrilinearCurve(x.curve.strain, x.curve.force * p[j])
                         ligs[key] = dataclasses.replace(x, curve=curve)   # keeps its strips
@@ -658,7 +765,7 @@ class ParameterSpace:
                         facets[key]["radius_c6"] = facets[key]["radius_c5"] = p[j]
                     else:
                         facets[key][_FACET_FIELD[field]] = p[j]
-        disc = DiscStiffness(k_pos, k_neg, model.disc.damping)
+        disc = DiscStiffness(k_pos, k_neg, model.disc.damping, model.disc.law, law_parameters)
         return model.replace(
             disc=disc, ligaments=tuple(ligs[x.name] for x in model.ligaments),
             facets=tuple(f.modified(ref, **facets[f.side]) for f in model.facets))
@@ -675,7 +782,7 @@ class ParameterSpace:
 
         Returns
         -------
-        glob (M, 27), lig (M, n, 13), fac (M, m, 15) : ndarray
+        glob (M, 52), lig (M, n, 13), fac (M, m, 15) : ndarray
             The layout of :func:`segment.tangent.pack`, one slice per set; float unless
             ``P`` is complex. Row ``k`` equals ``pack(self.apply(model, P[k])._params)`` to
             rounding (``tests/test_space.py``).
@@ -697,6 +804,7 @@ class ParameterSpace:
         rows = ligament_rows(model)
         l0_model = {x.name: x.l0 for x in model.ligaments}
         ref = model.reference
+        l_ref = {x.name: x.reference_length(ref) for x in model.ligaments}
         geo = {f.side: {k: np.full(m_sets, v, dtype=dtype) if np.ndim(v) == 0 else v
                         for k, v in f.geometry(ref).items()} for f in model.facets}
         touched = set()
@@ -705,14 +813,23 @@ class ParameterSpace:
             for kind, key in targets:
                 if kind == "disc":
                     d = DOF_NAMES.index(key)
-                    glob[:, G_K_POS + d] *= pj
-                    glob[:, G_K_NEG + d] *= pj
+                    if field in DISC_LAW_FIELDS:     # set, in the law's units (rad)
+                        index, factor = disc_law_slot(model, key, field)
+                        glob[:, index] = pj * factor
+                        continue
+                    if field != "stiffness_scale_neg":
+                        glob[:, G_K_POS + d] *= pj
+                    if field != "stiffness_scale_pos":
+                        glob[:, G_K_NEG + d] *= pj
                 elif kind == "ligament":
                     r = rows.get(key)
                     if r is None:
                         continue
                     if field == "l0_mm":     # set (the last one wins), as apply does
                         lig[:, r, L_L0] = lig0[r, L_L0] * (pj / l0_model[key])[:, None]
+                    elif field == "ref_strain":     # set: l0 = l_ref / (1 + p)
+                        lig[:, r, L_L0] = lig0[r, L_L0] * (
+                            l_ref[key] / (1.0 + pj) / l0_model[key])[:, None]
                     else:
                         lig[:, r, L_F:L_F + 3] *= pj[:, None, None]
                 elif key in geo:
@@ -748,7 +865,7 @@ class ParameterSpace:
 
         Returns
         -------
-        dglob (M, D, 27), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
+        dglob (M, D, 52), dlig (M, D, n, 13), dfac (M, D, m, 15) : ndarray
         """
         return pack_plan(self, model).derivative(self.check(P, strict=None),
                                                  n_threads=n_threads)

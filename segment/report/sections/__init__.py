@@ -15,6 +15,7 @@ from segment.report.sections import (
     failure,
     forces,
     overview,
+    population,
     references,
     sensitivity,
     solver,
@@ -23,4 +24,4 @@ from segment.report.sections import (
 )
 
 SECTIONS = (overview, displacements, agreement, curves, forces, unloaded, sensitivity, solver,
-            uncertainty, failure, clinical, calibration, references)
+            uncertainty, failure, clinical, calibration, population, references)

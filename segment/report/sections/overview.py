@@ -54,7 +54,8 @@ def finish(rep, s) -> None:
     opening.bullets(findings(agree=s.agree, verdicts=verdicts, bands=s.unc_bands, sens=s.sens,
                              sobol=s.sobol, reach=s.extra["calibration_reach"], disp=s.disp,
                              units=dict(zip(s.space.names, s.space.units, strict=True)),
-                             calibration_section=s.section("calibration")))
+                             calibration_section=s.section("calibration"))
+                     + list(s.extra.get("findings_more", [])))
     opening.subheading("Verdict per comparison")
     opening.text(
         "Each comparison with published data is judged against the reference's corridor: "

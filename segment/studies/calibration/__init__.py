@@ -51,11 +51,26 @@ Modules
 parameter set), ``prior``, ``result`` (:class:`CalibrationResult`), ``fit`` (MAP and Laplace),
 ``misfit`` (structural misfit and :func:`reach`), ``checks`` (SD sensitivity,
 leave-one-out, predictive bands), ``posterior`` (MCMC) and ``folder`` (calibrated data
-folders). The validation-only data (Voo et al. 1998, the centre of rotation of Anderst et
+folders). Calibration to specimen curves (issue 22): ``curve_targets`` (a specimen's points
+or the corridor), ``curve_forward`` (rotations along each curve by continuation, exact
+dq*/dp), ``curve_result`` (:class:`CurveCalibration`), ``curve_fit`` (MAP per specimen or
+for the population), ``curve_folder`` (data folders, ``population.csv``), ``curve_posterior``
+(MCMC) and ``forms_compare`` (which model form the curves support).
+The validation-only data (Voo et al. 1998, the centre of rotation of Anderst et
 al. 2013) are in :mod:`segment.studies.validation_only` and re-exported here.
 """
 
 from segment.studies.calibration.checks import cross_validate, predictive_bands, sd_sensitivity
+from segment.studies.calibration.curve_fit import (
+    calibrate_curves,
+    calibrate_each,
+    population_table,
+)
+from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
+from segment.studies.calibration.curve_forward import CurveForward
+from segment.studies.calibration.curve_posterior import sample_curve_posterior
+from segment.studies.calibration.curve_result import CurveCalibration
+from segment.studies.calibration.curve_targets import POINT_SD_DEG, CurveTargets
 from segment.studies.calibration.fit import calibrate
 from segment.studies.calibration.folder import (
     CALIBRATED_DIR_NAME,
@@ -64,6 +79,7 @@ from segment.studies.calibration.folder import (
     shipped_calibrated_dir,
     write_calibrated,
 )
+from segment.studies.calibration.forms_compare import FormComparison, compare_forms
 from segment.studies.calibration.forward import Forward, configuration_model
 from segment.studies.calibration.misfit import MISFIT_COLUMNS, reach
 from segment.studies.calibration.posterior import (
@@ -105,14 +121,59 @@ from segment.studies.validation_only import (
 )
 
 __all__ = [
-    "ANDERST_ICR_MM", "BURN_IN_TAUS", "CALIBRATED_DIR_NAME", "CONFIGURATIONS",
-    "DATA_DETERMINED_VARIANCE_RATIO", "ICR_REFERENCE_POINTS", "ICR_SMALL_MOMENT_NM",
-    "INIT_REDRAWS", "MISFIT_COLUMNS", "MISFIT_Z", "REGENERATE_COMMAND", "RHAT_CONVERGED",
-    "RIDGE", "SD_BASES", "STATUS_MESSAGES", "TARGET_COLUMNS", "VALUE_DIGITS", "VOO_MOMENTS_NM",
-    "VOO_STIFFNESS_RANGE", "CalibrationResult", "Forward", "PosteriorSamples", "Targets",
-    "c6_reference_points", "calibrate", "configuration_model", "cross_validate",
-    "default_targets_path", "flexion_extension_centre", "icr_comparison", "icr_offset",
-    "load_targets", "log_prior", "planar_centre", "predictive_bands", "prior_residual",
-    "reach", "sample_posterior", "sd_sensitivity", "shipped_calibrated_dir", "split_rhat",
-    "validation_only", "write_calibrated",
+    "ANDERST_ICR_MM",
+    "BURN_IN_TAUS",
+    "CALIBRATED_DIR_NAME",
+    "CONFIGURATIONS",
+    "DATA_DETERMINED_VARIANCE_RATIO",
+    "ICR_REFERENCE_POINTS",
+    "ICR_SMALL_MOMENT_NM",
+    "INIT_REDRAWS",
+    "MISFIT_COLUMNS",
+    "MISFIT_Z",
+    "POINT_SD_DEG",
+    "REGENERATE_COMMAND",
+    "RHAT_CONVERGED",
+    "RIDGE",
+    "SD_BASES",
+    "STATUS_MESSAGES",
+    "TARGET_COLUMNS",
+    "VALUE_DIGITS",
+    "VOO_MOMENTS_NM",
+    "VOO_STIFFNESS_RANGE",
+    "CalibrationResult",
+    "CurveCalibration",
+    "CurveForward",
+    "CurveTargets",
+    "FormComparison",
+    "Forward",
+    "PosteriorSamples",
+    "Targets",
+    "c6_reference_points",
+    "calibrate",
+    "calibrate_curves",
+    "calibrate_each",
+    "compare_forms",
+    "configuration_model",
+    "cross_validate",
+    "default_targets_path",
+    "flexion_extension_centre",
+    "icr_comparison",
+    "icr_offset",
+    "load_targets",
+    "log_prior",
+    "planar_centre",
+    "population_table",
+    "predictive_bands",
+    "prior_residual",
+    "reach",
+    "sample_curve_posterior",
+    "sample_posterior",
+    "sd_sensitivity",
+    "shipped_calibrated_dir",
+    "split_rhat",
+    "validation_only",
+    "write_calibrated",
+    "write_curve_calibration",
+    "write_population",
 ]

@@ -13,7 +13,6 @@ from segment import _checks
 from segment._checks import check_count, check_memory, check_seed
 from segment.studies.calibration.forward import Forward
 from segment.studies.calibration.prior import _bounded_x0, log_prior
-from segment.studies.calibration.result import CalibrationResult
 from segment.studies.calibration.targets import load_targets
 from segment.studies.space import load_space
 
@@ -170,13 +169,6 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     -------
     PosteriorSamples
     """
-    import time
-
-    try:
-        import emcee
-    except ImportError:
-        raise ImportError('emcee is needed for posterior samples; install the study extra: '
-                          'pip install "c5c6-segment[study]"') from None
     import segment
 
     model = segment.c5c6() if model is None else model
@@ -185,6 +177,20 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     n_walkers = check_count(n_walkers, "n_walkers", minimum=2)
     n_steps = check_count(n_steps, "n_steps", minimum=4)
     seed = check_seed(seed)
+    _check_chain(space, n_walkers, n_steps, discard)
+    fwd = Forward(model, space, targets, n_threads=n_threads, client=client, cases=cases)
+
+    def log_likelihood(P):
+        y, ok, _ = fwd(P)
+        ll = -0.5 * np.sum(((y - targets.values) / targets.sd) ** 2, axis=1)
+        ll[~ok] = -np.inf
+        return ll
+
+    return run_emcee(space, log_likelihood, start=start, n_walkers=n_walkers,
+                     n_steps=n_steps, discard=discard, seed=seed, progress=progress)
+
+
+def _check_chain(space, n_walkers, n_steps, discard) -> None:
     if n_walkers < 2 * space.dim or n_walkers % 2:
         raise ValueError(f"n_walkers must be even and >= 2 x {space.dim} parameters, got "
                          f"{n_walkers}")
@@ -197,9 +203,28 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     if discard is not None and not 0 <= int(discard) <= n_steps - 3:
         raise ValueError(f"discard must be in [0, {n_steps - 3}] (keep >= 3 steps), got "
                          f"{discard}")
-    fwd = Forward(model, space, targets, n_threads=n_threads, client=client, cases=cases)
-    center = (start.x if isinstance(start, CalibrationResult) else
-              _bounded_x0(space, start))
+
+
+def run_emcee(space, log_likelihood, *, start=None, n_walkers: int = 64, n_steps: int = 1000,
+              discard: int | None = None, seed: int | None = 0,
+              progress: bool = False) -> PosteriorSamples:
+    """The MCMC of :func:`sample_posterior` for any likelihood over ``space``:
+    ``log_likelihood(P (K, D)) -> (K,)`` (``-inf`` where a set's equilibria fail), with the
+    space's truncated priors; ``start`` as there (anything with ``x`` and ``covariance``, e.g.
+    a :class:`CalibrationResult` or a curve calibration, or an array (D,) or None)."""
+    import time
+
+    try:
+        import emcee
+    except ImportError:
+        raise ImportError('emcee is needed for posterior samples; install the study extra: '
+                          'pip install "c5c6-segment[study]"') from None
+    n_walkers = check_count(n_walkers, "n_walkers", minimum=2)
+    n_steps = check_count(n_steps, "n_steps", minimum=4)
+    seed = check_seed(seed)
+    _check_chain(space, n_walkers, n_steps, discard)
+    has_cov = hasattr(start, "covariance") and hasattr(start, "x")
+    center = start.x if has_cov else _bounded_x0(space, start)
 
     lo, width = space.lower, space.upper - space.lower
 
@@ -216,14 +241,11 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
             lp = log_prior(space, P) + np.sum(np.log(s * (1.0 - s)), axis=1)
         good = np.isfinite(lp)
         if good.any():
-            y, ok, _ = fwd(P[good])
-            ll = -0.5 * np.sum(((y - targets.values) / targets.sd) ** 2, axis=1)
-            ll[~ok] = -np.inf
-            lp[good] += ll
+            lp[good] += log_likelihood(P[good])
         return lp
 
     rng = np.random.default_rng(seed)
-    if isinstance(start, CalibrationResult) and np.all(np.isfinite(start.covariance)):
+    if has_cov and np.all(np.isfinite(start.covariance)):
         p0 = rng.multivariate_normal(center, start.covariance, size=n_walkers,
                                      check_valid="ignore")
         for _ in range(INIT_REDRAWS):

@@ -1,0 +1,162 @@
+"""The outcome of a curve calibration: MAP, Laplace posterior, identifiability and the fit's
+error in degrees, per point and summarised (RMS, largest), with an information criterion."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from segment.studies.calibration.curve_targets import CurveTargets
+
+__all__ = ["CurveCalibration"]
+
+
+@dataclass(frozen=True, eq=False)
+class CurveCalibration:
+    """Outcome of :func:`~segment.studies.calibration.curve_fit.calibrate_curves`.
+
+    Attributes
+    ----------
+    x : ndarray (D,)
+        MAP parameter set (units of the space's ``unit`` column).
+    success : bool
+        The optimizer converged and every equilibrium of every target point converged at the
+        MAP.
+    status : int
+        0 converged, 1 optimizer not converged, 2 an equilibrium failed (at the start or at
+        the MAP); :data:`~segment.studies.calibration.result.STATUS_MESSAGES`.
+    message : str
+    form : str
+        The model form (:mod:`segment.studies.forms`).
+    names, units : tuple of str
+    nominal, lower, upper, prior_sd, posterior_sd : ndarray (D,)
+    covariance, correlation : ndarray (D, D)
+        Laplace posterior at the MAP.
+    singular_values : ndarray
+        Of the weighted sensitivity matrix (response to one prior SD, in target SDs).
+    verdicts : tuple of str
+        ``"data"`` (the data at least halve the prior variance) or ``"prior"``.
+    at_bound : tuple of str
+    targets : CurveTargets
+    prediction_nominal, prediction, prediction_sd : ndarray (n,)
+        Rotation [deg] of the nominal set and of the MAP at each target point, and the
+        Laplace SD of the latter.
+    effective_parameters : float
+        ``p_D = tr(H_data Sigma_post)``: how many parameters the data determine (between 0
+        and D; Spiegelhalter et al.'s effective number of parameters of a linear Gaussian
+        model), the ``k`` of :attr:`aic` and :attr:`bic`.
+    """
+
+    x: np.ndarray
+    success: bool
+    status: int
+    message: str
+    form: str
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    nominal: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    prior_sd: np.ndarray
+    posterior_sd: np.ndarray
+    covariance: np.ndarray
+    correlation: np.ndarray
+    singular_values: np.ndarray
+    verdicts: tuple[str, ...]
+    at_bound: tuple[str, ...]
+    targets: CurveTargets
+    prediction_nominal: np.ndarray
+    prediction: np.ndarray
+    prediction_sd: np.ndarray
+    effective_parameters: float
+    nfev: int
+    n_solves: int
+    elapsed: float
+    space_path: str = ""
+    extra: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ fit error
+    @property
+    def residual_deg(self) -> np.ndarray:
+        """MAP prediction minus observation at each target point [deg]."""
+        return self.prediction - self.targets.values
+
+    @property
+    def rms_deg(self) -> float:
+        """Root mean square of :attr:`residual_deg` [deg] (NaN when the fit failed)."""
+        r = self.residual_deg
+        if not np.all(np.isfinite(r)):
+            return math.nan
+        return math.sqrt(math.fsum(float(v) * float(v) for v in r) / r.size)
+
+    @property
+    def max_deg(self) -> float:
+        """Largest absolute residual [deg]."""
+        r = self.residual_deg
+        return float(np.max(np.abs(r))) if np.all(np.isfinite(r)) else math.nan
+
+    @property
+    def n_points(self) -> int:
+        return len(self.targets)
+
+    def _ic(self, penalty: float) -> float:
+        n = self.n_points
+        rss = math.fsum(float(v) * float(v) for v in self.residual_deg)
+        if not (n > 0 and rss > 0 and math.isfinite(rss)):
+            return math.nan
+        return n * math.log(rss / n) + penalty * self.effective_parameters
+
+    @property
+    def aic(self) -> float:
+        """Akaike's criterion of the least-squares fit, ``n ln(RSS / n) + 2 p_D`` (the point
+        SD estimated from the residuals; constants dropped). Lower is better; compare forms
+        on the same points only."""
+        return self._ic(2.0)
+
+    @property
+    def bic(self) -> float:
+        """Schwarz's criterion, ``n ln(RSS / n) + p_D ln n``."""
+        return self._ic(math.log(self.n_points)) if self.n_points > 1 else math.nan
+
+    # ------------------------------------------------------------------ tables
+    def parameters(self) -> pd.DataFrame:
+        """Prior vs posterior per parameter, with the identifiability verdict."""
+        return pd.DataFrame({
+            "parameter": self.names, "unit": self.units, "nominal": self.nominal,
+            "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
+            "MAP": self.x, "posterior_sd": self.posterior_sd,
+            "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
+            "at_bound": [b or "no" for b in self.at_bound]})
+
+    def points(self) -> pd.DataFrame:
+        """One row per target point: observed, published-nominal and calibrated rotation,
+        residual [deg] and z (residual in target SDs)."""
+        t = self.targets
+        return pd.DataFrame({
+            "mode": t.modes, "moment_Nm": t.moment_Nm, "observed_deg": t.values,
+            "sd_deg": t.sd, "n_specimens": t.n_specimens, "nominal_deg": self.prediction_nominal,
+            "calibrated_deg": self.prediction, "calibrated_sd_deg": self.prediction_sd,
+            "residual_deg": self.residual_deg, "z": self.residual_deg / t.sd})
+
+    def fit_row(self) -> dict:
+        """The fit in one row: label, form, convergence, error, information criteria."""
+        return {"specimen": self.targets.label, "form": self.form, "converged": self.success,
+                "n_points": self.n_points, "rms_deg": self.rms_deg, "max_deg": self.max_deg,
+                "effective_parameters": self.effective_parameters, "aic": self.aic,
+                "bic": self.bic, "status": self.message}
+
+    def summary(self) -> str:
+        """Plain text: status, error, parameters, identifiability."""
+        lines = [f"curve calibration ({self.form}, {self.targets.label}): {self.message} "
+                 f"({self.nfev} evaluations, {self.n_solves} equilibria)",
+                 f"fit error over {self.n_points} points not flagged: RMS {self.rms_deg:.2f} deg, "
+                 f"largest {self.max_deg:.2f} deg; effective parameters "
+                 f"{self.effective_parameters:.2f} of {len(self.names)}",
+                 "singular values of the weighted sensitivity matrix: "
+                 + ", ".join(f"{s:.3g}" for s in self.singular_values)]
+        with pd.option_context("display.width", 160, "display.max_columns", 20):
+            lines += ["", self.parameters().round(4).to_string(index=False)]
+        return "\n".join(lines)
