@@ -17,7 +17,8 @@ from scipy.integrate import solve_ivp
 from segment.core.io import load_parameters
 from segment.elements._vec import cross, sub
 from segment.elements.facet import ContactLaw, _contact, _contact_force
-from segment.solvers.dynamics.equations import GRAVITY_MM_S2, KG_TO_T
+from segment.solvers.dynamics.bodies import KG_TO_T
+from segment.solvers.dynamics.equations import GRAVITY_MM_S2
 from segment.solvers.dynamics.forces import RATE_STEP, _re
 
 __all__ = ["DiscPlaneResult", "disc_plane_drop", "plot_disc_plane"]

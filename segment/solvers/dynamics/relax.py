@@ -129,11 +129,14 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
     iner = _inertia_array(inertia, model)
     vel_scale = disc_b / _SCALE
 
+    no_t, no_a = np.zeros(0), np.zeros((0, 3))     # C6 fixed
+
     def fun(t, y):
-        return _rhs(y, f, params, disc_b, lig_b, fac_b, iner, 0.0, True, False)
+        return _rhs(t, y, f, params, packed, disc_b, lig_b, fac_b, iner, 0.0, True, False,
+                    no_t, no_a)
 
     def jac(t, y):
-        return _jac(y, f, params, packed, disc_b, lig_b, fac_b, iner, True, False)
+        return _jac(t, y, f, params, packed, disc_b, lig_b, fac_b, iner, True, False)
 
     solver = Radau(fun, 0.0, np.concatenate([q0, np.zeros(6)]), float(t_max), jac=jac,
                    rtol=rtol, atol=atol, first_step=first_step)
