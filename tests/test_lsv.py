@@ -232,3 +232,15 @@ def test_lsv_input_checks(model):
         simulate(model, load, t_end=1e9, method="lsv")
     with pytest.raises(ValueError, match="n_output must be an integer"):
         simulate(model, load, t_end=0.01, method="lsv", n_output=1.5)
+
+
+def test_a_failing_energy_balance_is_in_the_message(model):
+    """Too large a step for the stiff segment in facet contact (omega_max ~ 2900 rad/s): the
+    damped run stays bounded, but e_R says the result is not to be trusted."""
+    r = simulate(model, segment.LOAD_CASES["EXT"].scaled(3.0), t_end=0.05, n_output=11,
+                 method="lsv", dt=4e-4, rupture=False)
+    assert r.e_R > 0.05
+    assert "The energy balance fails: e_R = " in r.message and "smaller dt" in r.message
+    fine = simulate(model, segment.LOAD_CASES["EXT"].scaled(3.0), t_end=0.05, n_output=11,
+                    method="lsv", dt=1e-5, rupture=False)
+    assert "energy balance fails" not in fine.message

@@ -22,8 +22,9 @@ MAX_T_END_S = 1000.0
 time; LSV takes t_end / dt steps, at most 10,000,000)."""
 MAX_N_OUTPUT = 100_000
 MIN_DT_S, MAX_DT_S = 1e-7, 1e-3
-"""LSV step bounds [s]: below, a run of 0.3 s takes millions of steps; above, the explicit
-elastic forces of the segment are unstable (its stiffest modes are near 1e4 rad/s)."""
+"""LSV step bounds [s]: below, a run of 0.3 s takes millions of steps; above 1 ms the step
+exceeds the explicit stability limit 2 / omega_max = 0.68 ms of the segment in facet contact
+(omega_max = 2940 rad/s, ``benchmarks/results/bench_lsv.json``)."""
 MAX_PAYLOAD_KG = 100.0
 """Largest payload [kg]: a head weighs about 4-5 kg; the bound catches grams typed as kg."""
 MAX_PAYLOAD_INERTIA_KG_CM2 = 1e5

@@ -33,7 +33,8 @@ flows of the three parts ``Pi_i^2 / (2 J_i)`` of the kinetic energy in the princ
 ``X(dt/2) Y(dt/2) Z(dt) Y(dt/2) X(dt/2)``, each a rotation about one principal axis by
 ``tau Pi_i / J_i`` of the seed's form (``R <- R F``, ``Pi <- F^T Pi``). Explicit, second order,
 time-symmetric and symplectic: momentum exact, ``Q^T Q = 1`` to rounding, energy error
-bounded (it oscillates, it does not drift).
+bounded (it oscillates, it does not drift). (SOURCES.md section 1: ``McLachlan1993``,
+``DLM1997``.)
 
 Forces: Stormer-Verlet around the rotation (kick - drift - kick), the translation of the centre
 of gravity ``c`` with its velocity ``v``::
@@ -61,14 +62,29 @@ changes between pulling and slack). Left explicit, the disc damping (b/m = 1 N s
 order. Both variants treat the damping this way; "explicit" and "implicit" name the rotation
 update, as in the seed.
 
-When to use it (measured in ``benchmarks/bench_lsv.py``, ``benchmarks/results/bench_lsv.json``):
-prefer LSV for long, lightly damped runs, free flight and impacts of the body, where exact
-momentum, exact orthogonality and an energy error that does not drift matter more than
-adaptive step control; the implicit variant conserves a free body's energy to rounding. Do not
-prefer it for the stiff, heavily damped segment in contact: the elastic forces stay explicit,
-so the step must resolve the stiffest contact and ligament frequencies (the step is fixed, no
-error control; too large a step is unstable, which the run reports), and Radau's adaptive,
-L-stable steps are usually cheaper there for the same accuracy.
+When to use it (``benchmarks/bench_lsv.py``, ``benchmarks/results/bench_lsv.json``, measured on
+the 2-core development machine):
+
+* Prefer LSV for long, lightly damped runs, free flight and impacts of the body. Over 1e5
+  steps of a free body (300 rad/s) the angular momentum changed by 4e-14 (implicit) and 6e-14
+  (explicit) of itself and ``|R^T R - 1|`` stayed below 1.2e-13; the energy error was 4e-14
+  (implicit, exact up to rounding) and 2.3e-9 (explicit, the same in the first and the last
+  tenth of the run: no drift). C5 spinning freely for 1 s through :func:`segment.simulate`:
+  LSV at 1e-5 s kept energy and momentum to 4e-13 and 1.5e-13 in 3.7 s; Radau needed rtol
+  1e-10 and 55 s for 1e-12 (at its default rtol 1e-6, 6.4 s, they drifted by 5e-8 and 9e-8).
+* Prefer Radau for the stiff, heavily damped segment. The elastic forces are explicit: the
+  step must resolve the stiffest mode (omega_max = 2940 rad/s with both facets in contact,
+  EXT x 3: dt < 2 / omega_max = 0.68 ms for stability, and much less for accuracy; the
+  damping, implicit, keeps the segment bounded beyond that, but e_R reached 0.13 at 0.1 ms and
+  1.5 at 0.4 ms, which the result's message then says). On the 8.5 g whiplash run (0.3 s) LSV
+  at its default 1e-5 s cost 4.0 times Radau at its default rtol 1e-6 (median of five
+  alternating rounds, 3.8-4.0) and was less accurate (1.5e-6 mm against 1.6e-8 mm; no step
+  down to 2.5e-6 s reached Radau's accuracy), with e_R 6.1e-5 against 4.1e-5.
+* Order: 2.00 where the forces are smooth (the EXT step: errors 2.7e-5, 6.7e-6, 1.7e-6,
+  4.2e-7, 1.0e-7 mm at 40, 20, 10, 5, 2.5 us). Where a force jumps, a fixed step is locally
+  first order: under the pulse the facets touch and separate, and the contact damping
+  ``b_f du/dt`` switches on and off at u = 0, so the observed order of q falls to 1.1 and 0.9
+  at the smallest steps (without damping it stays 2.00); e_R still converges at 1.9-2.0.
 """
 
 from __future__ import annotations
@@ -451,8 +467,8 @@ def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, gra
         Mg, _, Jv, _, _, _ = _rigid_body(q, np.zeros(6), r0, body)
         H, _, _ = _joint(s, rb, r0)
         f_field, _ = _field(t_new, rb, grav, base_t, base_a)
-        _element_forces(q, s[S_QD:S_QD + 6].copy(), load_new, params, disc_b, lig_b, fac_b,
-                        elements, True, Q, lig, fac)
+        v_el, _ = _element_forces(q, s[S_QD:S_QD + 6].copy(), load_new, params, disc_b,
+                                  lig_b, fac_b, elements, True, Q, lig, fac)
         Qs = _static_force(q, load_new, packed, Q, elements)
         p_lin = M * v_half
         L = Rp_new @ Pi_plus
@@ -470,8 +486,8 @@ def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, gra
         status = DAMPING_FAILED
         for it in range(DAMPING_MAX_ITER):
             if it > 0:
-                _element_forces(q, qd, load_new, params, disc_b, lig_b, fac_b, elements, True,
-                                Q, lig, fac)
+                v_el, _ = _element_forces(q, qd, load_new, params, disc_b, lig_b, fac_b,
+                                          elements, True, Q, lig, fac)
                 s[S_NEVAL] += 1.0
             res = Mg @ qd - 0.5 * h * Q[3] - rhs
             dqd = np.linalg.solve(A, res)
@@ -487,8 +503,11 @@ def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, gra
         if status != OK:
             return status
         _set_velocities(s, qd, rb, r0)
-        _evaluate(s, t_new, load_new, params, packed, disc_b, lig_b, fac_b, rb, grav, elements,
-                  base_t, base_a)
+        # the forces at the end of the step: those of the last evaluation, at the rates the
+        # final (converged, < DAMPING_TOL) correction moved by rounding only
+        _set_forces(s, Qs + Q[3], t_new, rb, grav, base_t, base_a, r0)
+        s[S_ROWS:S_ROWS + 30] = Q.ravel()
+        s[S_VEL] = v_el
     else:
         # forces do not depend on the rates: explicit last kick
         _evaluate(s, t_new, load_new, params, packed, disc_b, lig_b, fac_b, rb, grav, elements,

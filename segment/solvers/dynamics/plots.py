@@ -21,6 +21,14 @@ def _ligament_tensions(frame) -> dict[str, np.ndarray]:
     return out
 
 
+def _rupture_groups(events, resolution_ms: float = 0.1) -> list[tuple[float, list[str]]]:
+    """Rupture events at the same instant (to ``resolution_ms``) as (t [ms], sorted names)."""
+    groups: dict[float, list[str]] = {}
+    for t_e, _, name in events:
+        groups.setdefault(round(1e3 * t_e / resolution_ms) * resolution_ms, []).append(name)
+    return [(t, sorted(names)) for t, names in sorted(groups.items())]
+
+
 def plot_simulation(result, path=None, *, panels=None, axes=None, title: str | None = None):
     """The history of a :class:`~segment.solvers.dynamics.result.SimulationResult` as stacked
     panels over time [ms]:
@@ -96,12 +104,13 @@ def plot_simulation(result, path=None, *, panels=None, axes=None, title: str | N
             ax.semilogy(t_ms, np.maximum(eref, floor), "--",
                         label="/ largest energy term")
             ax.set_ylabel("|T2 - W| relative")
-        for t_e, _, name in result.events:
-            ax.axvline(1e3 * t_e, color="0.4", lw=0.7, ls=":")
+        for t_event, names in _rupture_groups(result.events):
+            ax.axvline(t_event, color="0.4", lw=0.7, ls=":")
             if panel == "ligaments":
-                ax.annotate(f"{name} ruptures", (1e3 * t_e, 1.0), xycoords=("data",
-                            "axes fraction"), rotation=90, va="top", ha="right", fontsize=7,
-                            color="0.3")
+                ax.annotate(f"{', '.join(names)} rupture{'s' if len(names) == 1 else ''}",
+                            (t_event, 1.0), xycoords=("data", "axes fraction"), rotation=90,
+                            va="top", ha="right", fontsize=7, color="0.3",
+                            bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1.0})
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=7, frameon=False)
     axes[-1].set_xlabel("time [ms]")
