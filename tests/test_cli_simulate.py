@@ -88,7 +88,8 @@ def test_payload_lsv_and_a_csv_pulse(capsys, tmp_path):
                          "--payload-cog", "0", "0", "20", "--gravity", "--method", "lsv",
                          "--dt", "2e-5", "--n-output", "31", "--out", out_csv)
     assert code == EXIT_OK, err
-    assert "payload: payload: 0.5 kg" in out and "lsv-implicit" in out and "steps" in out
+    assert "payload (0.5 kg, inertia (20, 20, 10) kg cm^2" in out
+    assert "lsv-implicit" in out and "steps" in out
     frame = pd.read_csv(out_csv)
     assert frame["c6_ax_g"].max() == pytest.approx(4.0)    # 0.01 s is an output time
     assert len(frame) == 31

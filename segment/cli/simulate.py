@@ -69,8 +69,8 @@ def register(sub) -> None:
                        "(default 0.5)")
     base.add_argument("--direction", default="+x",
                       choices=("+x", "-x", "+y", "-y", "+z", "-z"),
-                      help="direction of C6's acceleration along the C6 axes (default +x, "
-                           "anterior: a rear-end impact)")
+                      help="direction of the pulse along the C6 axes (default +x, anterior: a "
+                           "rear-end impact)")
     base.add_argument("--base-csv", metavar="FILE.csv", default=None,
                       help="C6's acceleration from a table: t_s and ax_g, ay_g, az_g (or "
                            "ax_m_s2, ...), linear between rows, zero outside them")
@@ -137,7 +137,7 @@ def _payload(args):
                          f"origin, got {cog}")
     try:
         return Payload(mass_kg=args.payload_mass, inertia_kg_cm2=inertia, cog_mm=cog)
-    except ValueError as exc:
+    except ValueError as exc:      # the tensor's checks, named by the option
         raise UsageError(str(exc).replace("payload 'payload': inertia_kg_cm2",
                                           "--payload-inertia")) from None
 
@@ -261,8 +261,7 @@ def _print_base_run(args, model, base, payload, r, t_end) -> None:
 
     print(f"C6 moves: {base} (delta v {np.linalg.norm(base.delta_v_m_s):.3g} m/s)")
     print(f"segment: {model.clinical_label}; load on C5: {args.case or 'none'}; "
-          f"payload: {payload if payload else 'none'}; gravity: "
-          f"{'on' if args.gravity else 'off'}")
+          f"{payload if payload else 'no payload'}; gravity: {'on' if args.gravity else 'off'}")
     print(_integration_line(r))
     if not len(r.t):
         return

@@ -149,8 +149,8 @@ class Payload:
         products = "" if not np.any(off) else (
             "; products " + ", ".join(f"{v:g}" for v in off))
         c = ", ".join(f"{v:g}" for v in self.cog_mm)
-        return (f"{self.name}: {self.mass_kg:g} kg, inertia ({diag}{products}) kg cm^2, "
-                f"centre of gravity ({c}) mm in C5")
+        return (f"{self.name} ({self.mass_kg:g} kg, inertia ({diag}{products}) kg cm^2, "
+                f"centre of gravity ({c}) mm in C5)")
 
 
 def _c5_inertia(inertia: BodyInertia | None, model: Segment | None) -> BodyInertia:
