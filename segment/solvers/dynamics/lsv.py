@@ -70,15 +70,15 @@ the 2-core development machine):
   (explicit) of itself and ``|R^T R - 1|`` stayed below 1.2e-13; the energy error was 4e-14
   (implicit, exact up to rounding) and 2.3e-9 (explicit, the same in the first and the last
   tenth of the run: no drift). C5 spinning freely for 1 s through :func:`segment.simulate`:
-  LSV at 1e-5 s kept energy and momentum to 4e-13 and 1.5e-13 in 3.2 s; Radau needed rtol
-  1e-10 and 44 s for 1e-12 (at its default rtol 1e-6, 5.8 s, they drifted by 5e-8 and 9e-8).
+  LSV at 1e-5 s kept energy and momentum to 4e-13 and 1.5e-13 in 1.3 s; Radau needed rtol
+  1e-10 and 17 s for 1e-12 (at its default rtol 1e-6, 2.2 s, they drifted by 5e-8 and 9e-8).
 * Prefer Radau for the stiff, heavily damped segment. The elastic forces are explicit: the
   step must resolve the stiffest mode (omega_max = 2940 rad/s with both facets in contact,
   EXT x 3: dt < 2 / omega_max = 0.68 ms for stability, and much less for accuracy; the
   damping, implicit, keeps the segment bounded beyond that, but e_R reached 0.13 at 0.1 ms and
   1.5 at 0.4 ms, which the result's message then says). On the 8.5 g whiplash run (0.3 s) LSV
-  at its default 1e-5 s cost 3.8 times Radau at its default rtol 1e-6 (median of five
-  alternating rounds, 3.7-5.4) and was less accurate (1.5e-6 mm against 1.6e-8 mm; no step
+  at its default 1e-5 s cost 4.2 times Radau at its default rtol 1e-6 (median of five
+  alternating rounds, 4.1-4.3) and was less accurate (1.5e-6 mm against 1.6e-8 mm; no step
   down to 2.5e-6 s reached Radau's accuracy), with e_R 6.1e-5 against 4.6e-5.
 * Order: 2.00 where the forces are smooth (the EXT step: errors 2.7e-5, 6.7e-6, 1.7e-6,
   4.2e-7, 1.0e-7 mm at 40, 20, 10, 5, 2.5 us). Where a force jumps, a fixed step is locally

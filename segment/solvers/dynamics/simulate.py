@@ -191,8 +191,8 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         ``dt``. LSV keeps the rotation exactly orthogonal and conserves the angular momentum
         exactly without torque, and its energy error does not drift: prefer it for long,
         lightly damped runs and free flight or impacts of the body (C5 spinning freely for
-        1 s: momentum and energy kept to 1e-13 in 3.2 s, where Radau needed rtol 1e-10 and
-        44 s). For the stiff, damped segment prefer Radau: LSV's elastic forces are explicit,
+        1 s: momentum and energy kept to 1e-13 in 1.3 s, where Radau needed rtol 1e-10 and
+        17 s). For the stiff, damped segment prefer Radau: LSV's elastic forces are explicit,
         so its step must resolve the stiffest mode (about 2900 rad/s in facet contact), and on
         the 8.5 g whiplash run it cost 4 times Radau's default run for a larger error
         (``benchmarks/results/bench_lsv.json``). A run whose e_R exceeds 0.05 says so in its
