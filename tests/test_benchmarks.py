@@ -25,6 +25,9 @@ SMOKE = {
     "bench_curves.py": ["--samples", "640", "--baseline", "4", "--repeat", "1",
                         "--specimens", "2"],
     "bench_sensitivity_parts.py": ["--sets", "16", "--repeat", "10"],
+    "bench_lsv.py": ["--free-steps", "1000", "--rounds", "1", "--t-end", "0.02",
+                     "--conv-t-end", "0.01", "--dts", "2e-5", "1e-5", "--stiff-t-end", "0.004",
+                     "--free-t-end", "0.002"],
     "bench_study.py": ["--sets", "40", "--baseline-sets", "4", "--sens-sets", "8",
                        "--sobol-n", "1500", "--rounds", "1", "--sens-rounds", "2"],
 }
@@ -65,6 +68,13 @@ def test_benchmark_script_runs(script, tmp_path):
         assert len(report["per_equilibrium"]) == 9
         assert all(v > 0 for row in report["per_equilibrium"].values() for v in row.values())
         assert report["pack_derivative"]["speedup"] > 0
+    if script == "bench_lsv.py":
+        for variant in ("implicit", "explicit"):
+            assert report["free_body"][variant]["max_orthogonality_error"] < 1e-12
+        rows = report["convergence"]["pulse"]["lsv"]
+        assert 1.5 < rows[1]["observed_order_mm"] < 2.5
+        assert report["cost"]["lsv"]["time_ratio_to_radau_median"] > 0
+        assert report["stiff"]["explicit_stability_limit_s"] > 0
     if script == "bench_dynamics.py":
         assert set(report["cases"]) == {"AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT",
                                         "AR"}
