@@ -197,7 +197,9 @@ class Population:
               steps: int = 100) -> pd.DataFrame:
         """Each member (and ``published``) ramped in ``cases`` to ``to_scale`` times the
         case's load with ligament rupture (:func:`segment.ramp`): first rupture and ultimate
-        load [N m or N] and the first strip that broke."""
+        load [N m or N] and the first strip that broke (NaN and empty where none broke), the
+        load where the ramp reached the model's validity limit (``limit_load``, NaN where
+        not reached) with what it was (``limit``), and the ramp's message (``status``)."""
         import segment
 
         rows = []
@@ -212,7 +214,11 @@ class Population:
                              "unit": "N m" if load.main_dof >= 3 else "N",
                              "first_rupture": nominal * r.first_rupture_scale,
                              "first_strip": first[0][2] if first else "",
-                             "ultimate": nominal * r.ultimate_scale, "status": r.message})
+                             "ultimate": nominal * r.ultimate_scale,
+                             "limit_load": (nominal * r.limit.scale if r.limit is not None
+                                            else math.nan),
+                             "limit": r.limit.description if r.limit is not None else "",
+                             "status": r.message})
         return pd.DataFrame(rows)
 
     def validation(self, *, geometry=None) -> dict:

@@ -224,8 +224,18 @@ def write(rep, s) -> None:
     ramps = pop.ramps(("FLX", "EXT"), to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
     rep.text(f"Ramps with ligament rupture (to {RAMP_TO_SCALE:g} times the case load in "
              f"{RAMP_STEPS} steps; the published model's failure loads are in "
-             f"{s.section('failure')}):")
+             f"{s.section('failure')}; a ramp stops at the model's validity limit of that "
+             "section, where the disc of eq. (1) carries the load without a failure law; "
+             "limit_load is the load there):")
     rep.table("population_ramps", ramps, ramps.drop(columns=["status"]))
+    members_r = ramps[ramps["member"] != "published"]
+    n_ruptured = int(np.isfinite(members_r["first_rupture"]).sum())
+    n_limit = int(np.isfinite(members_r["limit_load"]).sum())
+    rep.text(f"{n_ruptured} of {len(members_r)} member ramps rupture a ligament before the "
+             f"validity limit; {n_limit} of {len(members_r)} reach the limit"
+             + (" first: these members rotate so far under the ligaments' load that the "
+                "ligaments' failure is not predicted within the model's validity"
+                if n_ruptured == 0 and n_limit else "") + ".")
     val = pop.validation()
     mor = val["moroney"]
     mor_b = (mor[mor["member"] != "published"].groupby("case", sort=False)["z"]
@@ -276,7 +286,24 @@ def write(rep, s) -> None:
         + f"(best {min(f2e.min(), e2f.min()):.1f}° RMS against {loso_best:.1f}°). Its virtual "
         "population "
         f"flexes {flx['mean']:.1f} ± {flx['sd']:.1f}° at 1.8 N·m, {abs(flx['z_published']):.1f} "
-        "SDs from the published model, and first ruptures a ligament in flexion at "
-        f"{flx_r['first_rupture'].min():.1f}–{flx_r['first_rupture'].max():.1f} N·m "
-        f"(published {pub_r['first_rupture']:.1f} N·m)."]
+        "SDs from the published model, and " + _rupture_words(flx_r, pub_r) + "."]
 
+
+def _rupture_words(members, published) -> str:
+    """The population's first rupture in flexion in words: a range where members rupture,
+    else where they reach the validity limit (never a range of NaN)."""
+    pub = (f"published: first rupture {published['first_rupture']:.1f} N·m"
+           if np.isfinite(published["first_rupture"]) else "published: none before its limit")
+    fr = members["first_rupture"].to_numpy(float)
+    lim = members["limit_load"].to_numpy(float)
+    n = len(members)
+    if np.isfinite(fr).any():
+        ok = fr[np.isfinite(fr)]
+        return (f"first ruptures a ligament in flexion at {ok.min():.1f}–{ok.max():.1f} N·m in "
+                f"{len(ok)} of {n} members ({pub})")
+    if np.isfinite(lim).any():
+        ok = lim[np.isfinite(lim)]
+        return (f"reaches the model's validity limit in flexion at {ok.min():.1f}–"
+                f"{ok.max():.1f} N·m before any ligament ruptures (all {n} members; {pub}), "
+                "so its failure loads are not predicted")
+    return f"ruptures no ligament in flexion within the ramp ({pub})"
