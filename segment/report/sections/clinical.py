@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 import segment
+from segment.report.document import round_columns
 from segment.studies.compare import compare_states
 
 KEY = "clinical"
@@ -22,6 +23,27 @@ GRADED = (25, 50, 75, 100)
 MORONEY_POSTERIOR_REMOVAL_MAX_PCT = 50.0
 """Moroney et al. 1988 (abstract): removing the posterior elements decreased the stiffness of
 the motion segments "by as much as 50 %"."""
+DISPLACEMENT_DECIMALS = 6
+"""Decimals of the tables' displacements [mm, deg]: the equilibria converge to 1e-12
+relative; a change that is zero in exact arithmetic comes out as 1e-12 noise whose digits
+depend on the CPU (measured: the EXT change of a laminectomy from the intact pose, 6.5e-12 %
+on one host and 6.7e-12 % with generic kernels), so the CSV keeps 1e-6."""
+FORCE_DECIMALS = 4
+"""Decimals of forces [N] (0.1 mN; a facet's change of 4e-11 N is that noise) and of changes
+in percent."""
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its displacements, forces and percentages at the decimals they carry."""
+    decimals = {}
+    for col in frame.columns:
+        if not pd.api.types.is_float_dtype(frame[col]):
+            continue
+        if col.endswith("_N") or col.endswith("_pct"):
+            decimals[col] = FORCE_DECIMALS
+        else:
+            decimals[col] = DISPLACEMENT_DECIMALS
+    return round_columns(frame, decimals)
 
 
 def graded_resection(model, cases, data_dir=None) -> pd.DataFrame:
@@ -48,7 +70,7 @@ def write(rep, s) -> None:
     s.say("clinical states: six states x four rotations, graded facet resection")
     loads = {c: s.cases[c] for c in ROTATIONS}
     c = compare_states(s.model, list(STATES), loads, data_dir=s.data_dir)
-    f = c.frame
+    f = _rounded(c.frame)
     rep.text("A clinical state is a named list of operations on the model (`data/states.csv`, "
              "`segment.core.states`; SOURCES.md §9): ligaments cut (a cut ligament is no "
              "failure), a facet resected from its medial side (the remaining articular "
@@ -75,7 +97,7 @@ def write(rep, s) -> None:
     rep.figure("clinical_states", c.figure(),
                "Main rotation per state (bars: from the state's own unloaded pose; ticks: "
                "from the intact unloaded pose) and the sum of the facet forces")
-    un = c.unloaded
+    un = _rounded(c.unloaded)
     rep.text("Change of the unloaded pose from the intact one [mm, deg] (why the two "
              "baselines differ):")
     rep.table("clinical_unloaded", un, un[["state"] + [x for x in un.columns
