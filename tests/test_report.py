@@ -380,3 +380,24 @@ def test_population_section_numbers_are_the_tables(report_dir):
     assert len(fits) == 8 and (fits["published_rms_deg"] > 1).all()
     findings = md[md.index("## 1. Findings"):md.index("## 2. Main")]
     assert "Specimen curves (section 13)" in findings
+
+
+def test_population_rupture_words_never_print_nan():
+    """The population finding states a rupture range only where members ruptured; members
+    that reach the validity limit first are said to do so (it printed 'nan-nan N m')."""
+    import math
+
+    import pandas as pd
+
+    from segment.report.sections.population import _rupture_words
+
+    published = pd.Series({"first_rupture": 6.26})
+    limited = pd.DataFrame({"first_rupture": [math.nan, math.nan],
+                            "limit_load": [1.9, 10.2]})
+    words = _rupture_words(limited, published)
+    assert "nan" not in words and "validity limit" in words and "1.9–10.2" in words
+    ruptured = pd.DataFrame({"first_rupture": [5.0, math.nan], "limit_load": [math.nan, 3.0]})
+    words = _rupture_words(ruptured, published)
+    assert "5.0–5.0 N·m in 1 of 2 members" in words and "nan" not in words
+    none = pd.DataFrame({"first_rupture": [math.nan], "limit_load": [math.nan]})
+    assert "nan" not in _rupture_words(none, pd.Series({"first_rupture": math.nan}))

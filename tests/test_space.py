@@ -279,3 +279,50 @@ def test_subset_keeps_the_named_parameters(space, model):
     m = sub.apply(model, [1.1, 15.2])
     assert m.disc.k_positive[4] == pytest.approx(1.1 * model.disc.k_positive[4])
     assert [x.l0 for x in m.ligaments if x.name == "FL"] == [15.2]
+
+
+# ------------------------------------------------- the model forms' fields (issue 22 x 21)
+def test_model_values_of_the_forms_fields():
+    """The forms' fields read from the model: a factor is 1, a law parameter is the model's
+    (NaN where its coordinate is not on that law), a reference strain is l_ref / l0 - 1
+    (NaN where one strain sets ligaments whose model strains differ)."""
+    import math
+
+    import segment
+    from segment.studies.forms import load_form
+
+    form = load_form("neutral-zone")
+    names = list(form.space.names)
+    published = segment.c5c6()
+    v = form.space.model_values(published)
+    assert v[names.index("disc_phi_y_flexion")] == 1.0
+    assert math.isnan(v[names.index("zone_flexion")])       # phi_y is on eq. (1) here
+    assert math.isnan(v[names.index("ref_strain_posterior")])   # FL +0.026, ISL -0.029
+    all_ = {x.name: x for x in published.ligaments}["ALL"]
+    assert v[names.index("ref_strain_ALL")] == pytest.approx(
+        all_.reference_length(published.reference) / all_.l0 - 1.0, rel=1e-12)
+    nz = form.model(published)
+    p = form.space.nominal.copy()
+    p[names.index("zone_flexion")] = 6.5
+    applied = form.space.apply(nz, p)
+    w = form.space.model_values(applied)
+    assert w[names.index("zone_flexion")] == pytest.approx(6.5, rel=1e-12)
+    assert w[names.index("zone_extension")] == pytest.approx(
+        form.space.nominal[names.index("zone_extension")], rel=1e-12)
+
+
+def test_forms_fields_plausibility_and_hard_limits():
+    from segment.studies.forms import load_form
+
+    space = load_form("neutral-zone").space
+    names = list(space.names)
+    p = space.nominal.copy()
+    p[names.index("ref_strain_ALL")] = 10.0        # 10 % typed as 10
+    with pytest.raises(ValueError, match=r"ref_strain_ALL.*plausible range"):
+        space.check(p)
+    with pytest.warns(segment.io.ImplausibleDataWarning, match="ref_strain"):
+        space.check(p, strict=False)
+    p = space.nominal.copy()
+    p[names.index("zone_flexion")] = -1.0           # a zone below 0: an error either way
+    with pytest.raises(ValueError, match=r"zone_flexion.*must be >= 0"):
+        space.check(p, strict=False)

@@ -202,6 +202,31 @@ def _hard_limit(field: str) -> tuple[float, float, bool]:
     return -90.0, 90.0, True             # inclination_deg
 
 
+def _element_values(model, kind: str, key: str, field: str, ligs: dict,
+                    facets: dict) -> list[tuple[str, float]]:
+    """(name, value) of ``field`` in one element of ``model`` (for
+    :meth:`ParameterSpace.model_values`; empty for a disc-law field of a coordinate that is
+    not on that law)."""
+    if field in DISC_LAW_FIELDS:
+        try:
+            index, factor = disc_law_slot(model, key, field)
+        except ValueError:
+            return []
+        d = DOF_NAMES.index(key)
+        return [(f"disc {key} {field}",
+                 model.disc.law_parameters[d][index - G_DISC - 1 - 4 * d] / factor)]
+    if kind == "ligament" and field == "ref_strain":
+        x = ligs[key]
+        return [(f"ligament {key} reference strain",
+                 x.reference_length(model.reference) / x.l0 - 1.0)]
+    if kind == "ligament":
+        return [(f"ligament {key} l0", ligs[key].l0)]
+    if field == "radius_mm":
+        return [(f"facet {key} radius_c6", facets[key]["radius_c6"]),
+                (f"facet {key} radius_c5", facets[key]["radius_c5"])]
+    return [(f"facet {key} {_FACET_FIELD[field]}", facets[key][_FACET_FIELD[field]])]
+
+
 def prior_mass(dist: str, mu: float, sigma: float, lower: float, upper: float) -> float:
     """Share of a normal or lognormal prior's mass within [lower, upper] (1 for uniform)."""
     from scipy.special import ndtr
@@ -633,33 +658,10 @@ class ParameterSpace:
             if field in ("stiffness_scale", "stiffness_scale_pos", "stiffness_scale_neg"):
                 out[j] = 1.0
                 continue
-            vals = []
-            if field in DISC_LAW_FIELDS:
-                for _, key in present:
-                    try:
-                        index, factor = disc_law_slot(model, key, field)
-                    except ValueError:     # the model's coordinate is not on that law
-                        continue
-                    d = DOF_NAMES.index(key)
-                    vals.append((f"disc {key} {field}",
-                                 model.disc.law_parameters[d][index - G_DISC - 1 - 4 * d]
-                                 / factor))
-                if not vals:
-                    continue
-            for kind, key in present:
-                if field in DISC_LAW_FIELDS:
-                    break
-                if kind == "ligament" and field == "ref_strain":
-                    vals.append((f"ligament {key} reference strain",
-                                 ligs[key].reference_length(ref) / ligs[key].l0 - 1.0))
-                elif kind == "ligament":
-                    vals.append((f"ligament {key} l0", ligs[key].l0))
-                elif field == "radius_mm":
-                    vals += [(f"facet {key} radius_c6", facets[key]["radius_c6"]),
-                             (f"facet {key} radius_c5", facets[key]["radius_c5"])]
-                else:
-                    vals.append((f"facet {key} {_FACET_FIELD[field]}",
-                                 facets[key][_FACET_FIELD[field]]))
+            vals = [v for kind, key in present
+                    for v in _element_values(model, kind, key, field, ligs, facets)]
+            if not vals:       # a law parameter of coordinates that are not on that law
+                continue
             if any(not _same(v, vals[0][1]) for _, v in vals):
                 if field == "ref_strain":
                     # one reference strain for several ligaments (Blankevoort's model) is a
