@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import segment._jit_cache  # noqa: F401  (first: chooses numba's cache folder, see its docstring)
 from segment import _aliases
 from segment.core.io import LIGAMENT_NAMES, load_parameters
 from segment.core.model import Segment

@@ -566,24 +566,31 @@ def test_validate_refuses_a_missing_parent_folder_like_every_command(tmp_path, c
 
 
 @pytest.mark.parametrize("tty", [True, False])
-def test_first_use_says_the_kernels_compile_in_a_terminal_only(tty, capsys, monkeypatch):
-    from segment import _jit_cache
+@pytest.mark.parametrize("precompiled", [True, False])
+def test_a_compile_is_announced_in_a_terminal_only(tty, precompiled, capsys, monkeypatch):
+    """One line when numba must compile (no precompiled kernels, empty cache), in a terminal;
+    nothing when the kernels are precompiled."""
+    from segment import jit
+    from segment.jit import cache
 
-    monkeypatch.setattr(_jit_cache, "is_cold", lambda folder=None: True)
+    reason = "precompiled" if precompiled else "no precompiled kernels (test)"
+    monkeypatch.setattr(jit, "status", lambda: {"precompiled": precompiled, "reason": reason,
+                                                "entry_points": 0, "numba_imported": False})
+    monkeypatch.setattr(cache, "is_cold", lambda folder=None: True)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
     code, _, err = run(capsys, "solve", "FLX")
     assert code == EXIT_OK
     notice = [line for line in err.splitlines() if "compiling the numba kernels" in line]
-    assert len(notice) == (1 if tty else 0), err
-    if tty:
-        assert f"about {_jit_cache.COLD_COMPILE_S} s" in notice[0]
+    assert len(notice) == (1 if tty and not precompiled else 0), err
+    if notice:
+        assert f"about {cache.COLD_COMPILE_S} s" in notice[0] and reason in notice[0]
     code, _, err = run(capsys, "cases")              # lists data only: compiles nothing
     assert "compiling" not in err
 
 
 def test_is_cold_reads_the_cache_folder(tmp_path):
-    from segment import _jit_cache
+    from segment.jit import cache
 
-    assert _jit_cache.is_cold(tmp_path)
+    assert cache.is_cold(tmp_path)
     (tmp_path / "model-1.py311.nbi").write_bytes(b"")
-    assert not _jit_cache.is_cold(tmp_path)
+    assert not cache.is_cold(tmp_path)

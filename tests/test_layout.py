@@ -15,7 +15,7 @@ PKG = Path(segment.__file__).resolve().parent
 LAYERS = ("elements", "core", "solvers", "views", "studies", "report")
 TOP = ("__init__", "__main__", "cli")           # the API and the command line: may use all
 # helpers every layer may use
-SHARED = ("_jit_cache", "_progress", "_extras", "_aliases", "_checks")
+SHARED = ("jit", "_progress", "_extras", "_aliases", "_checks")
 
 
 def _modules():
@@ -53,6 +53,8 @@ def _rank(name):
         return len(LAYERS)
     if parts[1] in TOP:                         # the command line is a package
         return len(LAYERS)
+    if parts[1] in SHARED:                      # the kernels' machinery is a package
+        return -1
     if len(parts) == 2:
         if parts[1] in SHARED:
             return -1
@@ -140,11 +142,13 @@ def test_unknown_names_still_fail():
 
 
 def test_import_segment_stays_light():
-    """``import segment`` loads the solver kernels but not pandas, scipy.stats or the extras
-    (the cold start of ``segment solve``; the CHANGELOG promises no pandas)."""
+    """``import segment`` loads neither numba (the kernels are imported lazily,
+    :mod:`segment.jit`), nor pandas, scipy.stats or the extras (the cold start of
+    ``segment solve``; the CHANGELOG promises no pandas)."""
     import subprocess
 
-    code = ("import sys, segment; heavy = [m for m in ('pandas', 'scipy.stats', 'matplotlib', "
+    code = ("import sys, segment; heavy = [m for m in ('numba', 'pandas', 'scipy.stats', "
+            "'matplotlib', "
             "'pyvista', 'SALib', 'dask', 'emcee') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PKG.parent.parent)

@@ -109,15 +109,17 @@ def _silence_stdout() -> None:
 
 
 def _compile_notice(args) -> None:
-    """One line before the first use compiles the kernels (terminal only, not with -q)."""
+    """One line before the first use compiles the kernels (terminal only, not with -q): when
+    they are not precompiled here (:func:`segment.jit.status`) and numba's cache is empty."""
     if args.quiet or not sys.stderr.isatty() or not getattr(args, "uses_kernels", True):
         return
-    from segment import _jit_cache
+    from segment import jit
+    from segment.jit import cache
 
-    if _jit_cache.is_cold():
+    if not jit.status()["precompiled"] and cache.is_cold():
         print(f"segment: compiling the numba kernels for this machine (first run: about "
-              f"{_jit_cache.COLD_COMPILE_S} s on a 2-core machine; cached afterwards in "
-              f"{_jit_cache.FOLDER})", file=sys.stderr, flush=True)
+              f"{cache.COLD_COMPILE_S} s on a 2-core machine; cached afterwards in "
+              f"{cache.cache_folder()}): {jit.status()['reason']}", file=sys.stderr, flush=True)
 
 
 def _run(args, argv) -> int:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from segment.core.residual import _predict_row, _residual, _residual_jacobian
 from segment.elements._vec import add, dot, mat_vec, sub
@@ -43,6 +42,7 @@ from segment.elements.tangent import (
     _axes,
     _rows3,
 )
+from segment.jit import njit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ class IterationRecord:
     step_length: float
 
 
-@njit(cache=True)
+@njit
 def _norm_phi(r):
     """``(max_i |r_i| / scale_i, 0.5 sum_i (r_i / scale_i)^2)``; NaN when r has a NaN."""
     norm = 0.0
@@ -101,7 +101,7 @@ def _norm_phi(r):
     return norm, 0.5 * phi
 
 
-@njit(cache=True)
+@njit
 def _lu6(J):
     """LU factors of the (6, 6) Jacobian by Gaussian elimination with partial pivoting.
 
@@ -137,7 +137,7 @@ def _lu6(J):
     return a, piv, True
 
 
-@njit(cache=True)
+@njit
 def _lu6_solve(a, piv, x):
     """Overwrite ``x`` (6, k) with ``J^{-1} x`` from the factors of :func:`_lu6`.
 
@@ -164,7 +164,7 @@ def _lu6_solve(a, piv, x):
             x[k, j] = s / a[k, k]
 
 
-@njit(cache=True)
+@njit
 def _solve6(J, b):
     """``J^{-1} b`` for the (6, 6) Jacobian (:func:`_lu6`, :func:`_lu6_solve`).
 
@@ -177,7 +177,7 @@ def _solve6(J, b):
     return x, ok
 
 
-@njit(cache=True)
+@njit
 def _newton_kernel(packed, f, q0, tol, max_iterations, log):
     """Newton with capped steps and Armijo backtracking at one load vector ``f``.
 
@@ -259,7 +259,7 @@ def _newton_kernel(packed, f, q0, tol, max_iterations, log):
     return q, (CONVERGED if norm <= tol else MAX_ITERATIONS), norm, max_iterations
 
 
-@njit(cache=True)
+@njit
 def _beyond_limits(q, packed, lig_out, fac_out):
     """Mark the failure limits at ``q``; returns True when any is reached.
 
@@ -273,7 +273,7 @@ def _beyond_limits(q, packed, lig_out, fac_out):
                                     np.empty(packed[2].shape[0]))
 
 
-@njit(cache=True)
+@njit
 def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
     """:func:`_beyond_limits`, and the contact force magnitude [N] of each facet joint into
     ``force_out`` from the same contact evaluation (the residual's facet term: the force of
@@ -308,7 +308,7 @@ def _limits_and_facet_forces(q, packed, lig_out, fac_out, force_out):
     return any_flag
 
 
-@njit(cache=True)
+@njit
 def _solve_predicted(packed, f, q0, predict, predictor, tol, max_iterations, log):
     """:func:`solve`'s kernel, one compiled call: with ``predict``, Newton from the linear
     predictor (``Segment._predictor``; q = 0 when not available) and load stepping from q = 0,
@@ -330,7 +330,7 @@ def _solve_predicted(packed, f, q0, predict, predictor, tol, max_iterations, log
     return q, status, norm, n_log, n_steps, load_steps
 
 
-@njit(cache=True)
+@njit
 def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     """Newton at the full load from ``q0``; if that fails, automatic load stepping from ``q0``.
 
@@ -343,7 +343,7 @@ def _solve_kernel(packed, f, q0, tol, max_iterations, log):
     return _solve_kernel_from(packed, f, q0, q0, tol, max_iterations, log)
 
 
-@njit(cache=True)
+@njit
 def _solve_kernel_from(packed, f, q0, q_step, tol, max_iterations, log):
     """:func:`_solve_kernel` with the load stepping started from ``q_step`` instead of ``q0``.
 

@@ -14,7 +14,8 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
+
+from segment.jit import njit
 
 if TYPE_CHECKING:
     pass
@@ -32,7 +33,7 @@ COMPLEX_STEP = 1e-20
 
 
 # ---------------------------------------------------------------- kernels
-@njit(cache=True)
+@njit
 def _generalized_force(q, load, params):
     """Residual at complex ``q`` (6,): internal generalized forces plus the load."""
     (s0, r0, k_pos, k_neg, lig_a, lig_b, lig_l0, lig_eps, lig_f,
@@ -55,7 +56,7 @@ def _generalized_force(q, load, params):
     return Q
 
 
-@njit(cache=True)
+@njit
 def _predict_row(q_u, k_inv, f, out):
     """``out = q_u - K_u^-1 f`` in a fixed order; zeros when not finite (the linear start)."""
     ok = True
@@ -70,21 +71,21 @@ def _predict_row(q_u, k_inv, f, out):
             out[i] = 0.0
 
 
-@njit(cache=True)
+@njit
 def _residual(q, load, packed):
     """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.tangent`;
     ``packed`` = ``Segment._packed``)."""
     return _residual_tangent(q, load, packed, False)[0]
 
 
-@njit(cache=True)
+@njit
 def _residual_jacobian(q, load, packed):
     """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.tangent`; ``packed`` =
     ``Segment._packed``)."""
     return _residual_tangent(q, load, packed, True)
 
 
-@njit(cache=True)
+@njit
 def _residual_jacobian_complex_step(q, load, params):
     """Residual and Jacobian by six complex-step evaluations of the whole segment.
 
@@ -107,7 +108,7 @@ def _residual_jacobian_complex_step(q, load, params):
     return r, J
 
 
-@njit(cache=True)
+@njit
 def _element_state(q, params):
     """Per-element quantities at real ``q`` (see :meth:`Segment.state`): disc, ligament,
     facet and point-restraint rows."""

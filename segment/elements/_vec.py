@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import cmath
 
-from numba import njit
+from segment.jit import njit
 
 __all__ = [
     "add",
@@ -31,33 +31,33 @@ __all__ = [
 ZERO = 0j
 
 
-@njit(cache=True)
+@njit
 def row(a, i):
     """Row ``i`` of a float array of shape (n, 3) as a complex 3-tuple."""
     return (a[i, 0] + ZERO, a[i, 1] + ZERO, a[i, 2] + ZERO)
 
 
-@njit(cache=True)
+@njit
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(cache=True)
+@njit
 def sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(cache=True)
+@njit
 def scale(s, a):
     return (s * a[0], s * a[1], s * a[2])
 
 
-@njit(cache=True)
+@njit
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@njit
 def cross(a, b):
     return (
         a[1] * b[2] - a[2] * b[1],
@@ -66,19 +66,19 @@ def cross(a, b):
     )
 
 
-@njit(cache=True)
+@njit
 def norm(a):
     """Euclidean length, analytic in the complex-step sense (no conjugate)."""
     return cmath.sqrt(dot(a, a))
 
 
-@njit(cache=True)
+@njit
 def mat_vec(m, a):
     """``m @ a`` for a matrix given as a tuple of three row tuples."""
     return (dot(m[0], a), dot(m[1], a), dot(m[2], a))
 
 
-@njit(cache=True)
+@njit
 def matT_vec(m, a):
     """``m.T @ a``."""
     return (
@@ -88,7 +88,7 @@ def matT_vec(m, a):
     )
 
 
-@njit(cache=True)
+@njit
 def mat_mat(a, b):
     """``a @ b`` for two row-tuple matrices."""
     c0 = (b[0][0], b[1][0], b[2][0])
@@ -101,7 +101,7 @@ def mat_mat(a, b):
     )
 
 
-@njit(cache=True)
+@njit
 def clip_real(x, lo, hi):
     """Clip ``x`` to ``[lo, hi]`` comparing real parts; ties keep ``x`` (its derivative)."""
     if x.real < lo.real:

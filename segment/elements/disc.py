@@ -62,7 +62,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+
+from segment.jit import njit
 
 __all__ = ["DISC_LAWS", "DISC_LAW_PARAMETERS", "DOF_NAMES", "FW35_X_CAP", "DiscStiffness"]
 
@@ -223,7 +224,7 @@ class DiscStiffness:
 
 
 # ---------------------------------------------------------------- compiled laws
-@njit(cache=True)
+@njit
 def _disc_law(row, x, kp, kn):
     """Restoring magnitude ``M`` (``Q = -M``) and its slope ``dM/dx`` of one coordinate.
 
@@ -261,7 +262,7 @@ def _disc_law(row, x, kp, kn):
     return k * x, k + 0.0 * x
 
 
-@njit(cache=True)
+@njit
 def _disc_law_energy(row, x, kp, kn):
     """Elastic energy ``U(x) = int_0^x M`` [N mm] of one coordinate (real), closed form."""
     code = int(row[0])
@@ -288,7 +289,7 @@ def _disc_law_energy(row, x, kp, kn):
     return 0.5 * k * x * x
 
 
-@njit(cache=True)
+@njit
 def _add_disc_force(Q, q, k_pos, k_neg, law):
     """Q_i -= M_i(q_i) (eq. 1 or the coordinate's law), branch chosen on the real part.
 

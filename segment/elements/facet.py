@@ -119,9 +119,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from segment.elements._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
+from segment.jit import njit
 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
 
@@ -321,7 +321,7 @@ class ContactLaw:
         return f.real, s
 
 
-@njit(cache=True)
+@njit
 def _contact_force(u, law):
     """Contact law value (complex, analytic in u) and slope (real).
 
@@ -336,7 +336,7 @@ def _contact_force(u, law):
     return k2 * ut * ut + k1 * (u - ut), k1
 
 
-@njit(cache=True)
+@njit
 def _smoothstep(x):
     """``3 x^2 - 2 x^3`` on [0, 1], 0 below, 1 above (C1; analytic inside, real-part tests)."""
     if x.real <= 0.0:
@@ -346,7 +346,7 @@ def _smoothstep(x):
     return x * x * (3.0 - 2.0 * x)
 
 
-@njit(cache=True)
+@njit
 def _rim_weight(pp, r, ell):
     """``smoothstep((r - |y|) / ell)`` from ``pp = |y|^2``: 0 on the rim, 1 at ``ell`` inside.
 
@@ -359,7 +359,7 @@ def _rim_weight(pp, r, ell):
     return _smoothstep((r - cmath.sqrt(pp)) / ell)
 
 
-@njit(cache=True)
+@njit
 def _contact(c1, n1, r1, c2, n2, r2, blend, at_edge):
     """Regularized cylinder end-face contact (see the module docstring, items 1-11).
 
@@ -745,7 +745,7 @@ class FacetJoint:
         return FacetJoint.at_reference(self.side, reference=reference, **params)
 
 
-@njit(cache=True)
+@njit
 def _facet_state(i, p, R, c1_c5, n1_c5, r1, c2_c6, n2_c6, r2, blend, law):
     """Contact of facet joint ``i`` with C5 at pose (p, R); everything in C6 coordinates.
 

@@ -30,8 +30,6 @@ is taken at exactly zero, the derivative is set to 0.
 
 from __future__ import annotations
 
-from numba import njit
-
 from segment.elements._dual import (
     const,
     dexp,
@@ -49,11 +47,12 @@ from segment.elements._dual import (
     vsub,
 )
 from segment.elements.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
+from segment.jit import njit
 
 __all__: list[str] = []
 
 
-@njit(cache=True)
+@njit
 def _smoothstep_dual(x):
     """:func:`segment.facet._smoothstep` on a dual scalar."""
     if x[0] <= 0.0:
@@ -63,7 +62,7 @@ def _smoothstep_dual(x):
     return dmul(dmul(x, x), dshift(dscale(-2.0, x), 3.0))
 
 
-@njit(cache=True)
+@njit
 def _rim_weight_dual(pp, r, ell):
     """:func:`segment.facet._rim_weight` on a dual squared length ``pp``."""
     if pp[0] >= r * r:
@@ -73,7 +72,7 @@ def _rim_weight_dual(pp, r, ell):
     return _smoothstep_dual(dscale(1.0 / ell, dshift(dscale(-1.0, dsqrt(pp)), r)))
 
 
-@njit(cache=True)
+@njit
 def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
     """``(u, point, direction)`` of :func:`segment.facet._contact` on dual vectors.
 
@@ -190,7 +189,7 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
     return u, point, direction
 
 
-@njit(cache=True)
+@njit
 def _contact_force_dual(u, law):
     """The contact law of :func:`segment.facet._contact_force` on a dual penetration ``u``."""
     k2, ut, k1 = law[0], law[1], law[2]

@@ -27,9 +27,9 @@ from __future__ import annotations
 import cmath
 
 import numpy as np
-from numba import njit
 
 from segment.elements._vec import add, cross, dot, mat_mat, mat_vec, matT_vec, sub
+from segment.jit import njit
 
 __all__ = [
     "ReferencePose",
@@ -43,7 +43,7 @@ __all__ = [
 
 
 # ---------------------------------------------------------------- numba kernels (complex)
-@njit(cache=True)
+@njit
 def _rx(a):
     c = cmath.cos(a)
     s = cmath.sin(a)
@@ -52,7 +52,7 @@ def _rx(a):
     return ((o, z, z), (z, c, -s), (z, s, c))
 
 
-@njit(cache=True)
+@njit
 def _ry(a):
     c = cmath.cos(a)
     s = cmath.sin(a)
@@ -61,7 +61,7 @@ def _ry(a):
     return ((c, z, s), (z, o, z), (-s, z, c))
 
 
-@njit(cache=True)
+@njit
 def _rz(a):
     c = cmath.cos(a)
     s = cmath.sin(a)
@@ -70,7 +70,7 @@ def _rz(a):
     return ((c, -s, z), (s, c, z), (z, z, o))
 
 
-@njit(cache=True)
+@njit
 def _pose(q, s0, r0):
     """Pose and joint axes at ``q`` (complex array (6,)).
 
@@ -97,7 +97,7 @@ def _pose(q, s0, r0):
     return p, R, R0, h1, h2, h3
 
 
-@njit(cache=True)
+@njit
 def _add_point_force(Q, x, f, p, R0, h1, h2, h3):
     """Add the generalized force of force ``f`` at C5 point ``x`` (both in C6) to ``Q``."""
     qt = matT_vec(R0, f)
@@ -110,7 +110,7 @@ def _add_point_force(Q, x, f, p, R0, h1, h2, h3):
     Q[5] += dot(h3, mom)
 
 
-@njit(cache=True)
+@njit
 def _add_moment(Q, m, h1, h2, h3):
     """Add the generalized force of a pure moment ``m`` (C6 coordinates) to ``Q``."""
     Q[3] += dot(h1, m)
@@ -118,7 +118,7 @@ def _add_moment(Q, m, h1, h2, h3):
     Q[5] += dot(h3, m)
 
 
-@njit(cache=True)
+@njit
 def _add_load(Q, load, r0, h1, h2, h3):
     """Add the generalized force of the external load (6,) to ``Q``.
 

@@ -45,10 +45,10 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from segment import _checks
 from segment.elements._vec import add, mat_vec, norm, row, scale, sub
+from segment.jit import njit
 
 __all__ = ["MAX_STRIPS", "Ligament", "TrilinearCurve"]
 
@@ -104,7 +104,7 @@ class TrilinearCurve:
         return f.real, s
 
 
-@njit(cache=True)
+@njit
 def _trilinear(eps, e, f):
     """Force (complex, analytic in eps) and slope (real) of the trilinear law."""
     x = eps.real
@@ -240,7 +240,7 @@ class Ligament:
         return self.width * ((2 * k - 1) / (2.0 * n) - 0.5)
 
 
-@njit(cache=True)
+@njit
 def _ligament_state(i, p, R, a_c5, b_c6, l0, eps_pts, f_pts):
     """Length, strain, tension and force on C5 (C6 coordinates) of ligament ``i``.
 

@@ -32,10 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from segment.elements._vec import add, mat_vec, sub
 from segment.elements.facet import rows_in_frame
+from segment.jit import njit
 
 __all__ = ["P_A", "P_B", "P_K", "P_WIDTH", "PointRestraint", "pack_restraints"]
 
@@ -112,7 +112,7 @@ def pack_restraints(restraints) -> np.ndarray:
     return np.ascontiguousarray(np.array(rows, dtype=float))
 
 
-@njit(cache=True)
+@njit
 def _restraint_state(i, p, R, pts):
     """C5 point ``x`` (C6 coordinates) and force ``f`` on C5 of restraint row ``i`` at the pose
     (p, R); real or complex, like the pose."""

@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from segment.elements._dual import const, vscale
 from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
@@ -50,6 +49,7 @@ from segment.elements.facet import _contact, _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.ligament import _trilinear
 from segment.elements.restraint import P_K, P_WIDTH, _restraint_state
+from segment.jit import njit
 
 __all__: list[str] = []
 
@@ -92,13 +92,13 @@ def pack(params):
             np.ascontiguousarray(np.asarray(pts, dtype=float).reshape(-1, P_WIDTH)))
 
 
-@njit(cache=True)
+@njit
 def _rows3(a, i, k):
     """``(a[i, k], a[i, k + 1], a[i, k + 2])``."""
     return (a[i, k], a[i, k + 1], a[i, k + 2])
 
 
-@njit(cache=True)
+@njit
 def _axes(q, R0):
     """``R`` (C5 -> C6), the columns ``g`` of R0 and the joint axes ``h`` = (h1, h2, h3).
 
@@ -123,7 +123,7 @@ def _axes(q, R0):
     return R, (g0, g1, g2), (g0, a1, b2)
 
 
-@njit(cache=True)
+@njit
 def _add_point_force_jacobian(r, J, f, a, df, da, g, h):
     """Add a point force's generalized force to ``r`` and its Jacobian columns to ``J``.
 
@@ -147,7 +147,7 @@ def _add_point_force_jacobian(r, J, f, a, df, da, g, h):
             J[3 + mm, 3 + k] += dot(cross(h[k], h[mm]), m)
 
 
-@njit(cache=True)
+@njit
 def _material_motion(a, g, h, dx):
     """Rows j of ``dx``: the motion d x / d q_j of a C5 point with arm ``a`` (= x - p)."""
     for j in range(3):
@@ -158,7 +158,7 @@ def _material_motion(a, g, h, dx):
             dx[3 + j, k] = v[k]
 
 
-@njit(cache=True)
+@njit
 def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     """Force on C5, contact point and their q-derivatives for one facet (see module doc).
 
@@ -208,7 +208,7 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     return force, pt, True
 
 
-@njit(cache=True)
+@njit
 def _residual_tangent(q, load, packed, with_jacobian):
     """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``.
 

@@ -25,9 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
-from numba import njit, prange
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +43,7 @@ from segment.core.newton import (
 )
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
+from segment.jit import load_numba, njit, prange
 from segment.solvers.equilibrium import _check_tolerances
 
 __all__ = ["BatchResult", "launch", "solve_many"]
@@ -58,7 +57,7 @@ _LAUNCH_LOCK = threading.Lock()
 _THREAD_SAFE_LAYERS = ("omp", "tbb")
 
 
-def _thread_safe() -> bool:
+def _thread_safe(numba) -> bool:
     try:
         return numba.threading_layer() in _THREAD_SAFE_LAYERS
     except ValueError:      # no parallel kernel has run yet: the layer is not chosen
@@ -66,29 +65,40 @@ def _thread_safe() -> bool:
 
 
 def launch(kernel, *args, n_threads: int | None = None):
-    """Call a parallel numba ``kernel(*args)`` safely from any thread.
+    """Call a parallel kernel ``kernel(*args)`` (``@njit(parallel=True)``) safely from any
+    thread.
+
+    Without ``n_threads`` (or with 1) the precompiled kernel runs on this thread when there is
+    one for these argument types (:mod:`segment.jit`: no numba import, no compile); otherwise,
+    and for ``n_threads`` > 1, numba's parallel kernel runs on ``n_threads`` threads (1 ...
+    ``NUMBA_NUM_THREADS``; default: all of numba's). The iterations of a parallel kernel are
+    independent, so the route changes the time, never the numbers.
 
     numba's ``workqueue`` threading layer aborts the process when two threads launch
     parallel kernels at once. Launches are therefore serialised by a process-wide lock unless
     numba's threading layer is ``omp`` or ``tbb`` (thread-safe; ``omp`` is numba's choice
-    where the OpenMP runtime is installed). ``n_threads`` (1 ... ``NUMBA_NUM_THREADS``)
-    limits the threads of this launch (numba's setting is thread-local).
+    where the OpenMP runtime is installed). numba's thread count is thread-local.
     """
+    if n_threads is None or (type(n_threads) is int and n_threads == 1):
+        fn = kernel.precompiled_for(args)
+        if fn is not None:
+            return fn(*args)
+    numba = load_numba()
     if n_threads is not None:
         n = int(n_threads)
         if n != n_threads or not 1 <= n <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"n_threads must be an integer in 1 ... "
                              f"{numba.config.NUMBA_NUM_THREADS}, got {n_threads!r}")
-    safe = _thread_safe()
+    safe = _thread_safe(numba)
     if not safe:
         _LAUNCH_LOCK.acquire()
     try:
         if n_threads is None:
-            return kernel(*args)
+            return kernel.dispatcher(*args)
         old = numba.get_num_threads()
         numba.set_num_threads(int(n_threads))
         try:
-            return kernel(*args)
+            return kernel.dispatcher(*args)
         finally:
             numba.set_num_threads(old)
     finally:
@@ -96,7 +106,7 @@ def launch(kernel, *args, n_threads: int | None = None):
             _LAUNCH_LOCK.release()
 
 
-@njit(cache=True)
+@njit
 def _solve_one(packed, f, q0, q_step, tol, max_iterations, log_buf, lig_flags, fac_flags):
     """One equilibrium by ``equilibrium._solve_kernel_from``: (q, status, norm, iterations),
     with the failure limits at q marked in ``lig_flags`` and ``fac_flags`` (status 6 when a
@@ -108,7 +118,7 @@ def _solve_one(packed, f, q0, q_step, tol, max_iterations, log_buf, lig_flags, f
     return q, status, norm, iterations
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _solve_batch(packed, F, Q0, Qstep, predictor, tol, max_iterations, q_out, status_out,
                  norm_out, iter_out, lig_out, fac_out):
     """``predictor[0]`` True: start each load from the linear predictor (``Q0`` ignored), as

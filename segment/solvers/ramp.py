@@ -72,7 +72,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from segment.core.model import Segment, SegmentState
 from segment.core.newton import (
@@ -92,6 +91,7 @@ from segment.core.validity import (
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.elements.tangent import G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0, _axes
+from segment.jit import njit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,7 +123,7 @@ MAX_LOCATE = 100
 _MAX_MOVE_RAD = math.radians(MAX_MOVE_DEG)
 
 
-@njit(cache=True)
+@njit
 def _max_ratio(q, glob, lig, alive):
     """(max_i strain_i / eps_max_i over intact strips, its row; -inf, -1 when none)."""
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
@@ -149,7 +149,7 @@ def _max_ratio(q, glob, lig, alive):
     return best, arg
 
 
-@njit(cache=True)
+@njit
 def _kill(lig, alive, i):
     """Strip row ``i`` breaks: alive multiplier 0, its force points zero."""
     alive[i] = 0.0
@@ -157,7 +157,7 @@ def _kill(lig, alive, i):
         lig[i, L_F + k] = 0.0
 
 
-@njit(cache=True)
+@njit
 def _limit_ratio(q, q_unl, lim_dof, lim_bound):
     """(max_j (q - q_unl)[dof_j] / bound_j, j; -inf, -1 when no bound). ``lim_bound`` is
     signed (the direction of the bound) in mm or rad."""
@@ -171,7 +171,7 @@ def _limit_ratio(q, q_unl, lim_dof, lim_bound):
     return best, arg
 
 
-@njit(cache=True)
+@njit
 def _small_move(q_new, q):
     for k in range(3):
         if abs(q_new[k] - q[k]) > MAX_MOVE_MM:
@@ -182,7 +182,7 @@ def _small_move(q_new, q):
     return True
 
 
-@njit(cache=True)
+@njit
 def _event(q, q_unl, glob, lig, alive, lim_dof, lim_bound):
     """max(g, h): the first of rupture (g >= 1) and displacement bound (h >= 1)."""
     g, _ = _max_ratio(q, glob, lig, alive)
@@ -190,7 +190,7 @@ def _event(q, q_unl, glob, lig, alive, lim_dof, lim_bound):
     return max(g, h)
 
 
-@njit(cache=True)
+@njit
 def _record(out_s, out_q, out_kind, out_strip, n, s, q, kind, strip):
     out_s[n] = s
     out_q[n] = q
@@ -199,7 +199,7 @@ def _record(out_s, out_q, out_kind, out_strip, n, s, q, kind, strip):
     return n + 1
 
 
-@njit(cache=True)
+@njit
 def _break(packed, lig0, alive, i, load, q, tol, max_iterations, sub, log):
     """Strip ``i`` breaks at ``load``; the equilibrium after it: ``(q, converged)``. Newton
     (with :func:`_solve_kernel`'s fallbacks) from ``q``; if that fails, the strip's force is
@@ -222,7 +222,7 @@ def _break(packed, lig0, alive, i, load, q, tol, max_iterations, sub, log):
     return qh, True
 
 
-@njit(cache=True)
+@njit
 def _ramp_kernel(glob, lig0, fac, pts, f, to_scale, steps, q0, alive0, tol, max_iterations,
                  lim_dof, lim_bound, no_taut_rule, out_s, out_q, out_kind, out_strip):
     """The ramp of the module docstring. Returns ``(rows, status, alive, limit_kind,

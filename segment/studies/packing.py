@@ -36,7 +36,6 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES
 from segment.elements.tangent import (
@@ -52,6 +51,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
+from segment.jit import njit, prange
 from segment.solvers.batch import launch
 
 __all__ = ["DISC_LAW_FIELDS", "PackPlan", "complex_step_reference", "disc_law_slot",
@@ -294,7 +294,7 @@ def _build(space, model) -> PackPlan:
                     moved=moved)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _derivative_kernel(P, entry, base, start, op_j, op_c, op_kind, facet_source, facet_base,
                        R0, dglob, dlig, dfac):
     """Fill ``dglob``, ``dlig``, ``dfac`` (see :meth:`PackPlan.derivative` and the module

@@ -36,7 +36,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from segment.core.newton import (
     CONVERGED,
@@ -50,6 +49,7 @@ from segment.core.newton import (
 )
 from segment.core.residual import _residual_jacobian
 from segment.elements.restraint import P_WIDTH
+from segment.jit import njit, prange
 from segment.solvers.batch import launch
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
@@ -71,7 +71,7 @@ continuous moves far less per halved sub-step (the zone, the most compliant part
 about 0.01 rad per 1/64 of a 0.5 N m step)."""
 
 
-@njit(cache=True)
+@njit
 def _tangent_start(q, f_prev, f, packed, out):
     """``out = q - J(q)^-1 (f - f_prev)``, the Euler predictor; False when J is singular or
     the step is not finite (then ``out = q``)."""
@@ -93,7 +93,7 @@ def _tangent_start(q, f_prev, f, packed, out):
     return True
 
 
-@njit(cache=True)
+@njit
 def _secant_start(q, f_prev, f, q_back, f_back, out):
     """``out = q + s (q - q_back)`` with ``s`` the load step over the previous one (loads
     along one direction): the secant predictor, no Jacobian. False when the previous step is
@@ -112,7 +112,7 @@ def _secant_start(q, f_prev, f, q_back, f_back, out):
     return True
 
 
-@njit(cache=True)
+@njit
 def _jumped(q_from, q_to):
     """True when one sub-step moved a coordinate by more than :data:`MAX_JUMP_RAD` or
     :data:`MAX_JUMP_MM`."""
@@ -123,7 +123,7 @@ def _jumped(q_from, q_to):
     return False
 
 
-@njit(cache=True)
+@njit
 def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iterations,
               sub_log, log_buf):
     """One continuation step from the equilibrium ``q_prev`` under ``f_prev`` to ``f``:
@@ -169,7 +169,7 @@ def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iter
     return q, st, its + n
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _path_kernel(glob, lig, fac, pts, F, want, tol, max_iterations, with_sens, dglob, dlig,
                  dfac, touch, q_u, st_u, dq_u, q_out, st_out, it_out, dq_out):
     """Every set's unloaded equilibrium, then the path ``F[0], F[1], ...`` (N, 6) by

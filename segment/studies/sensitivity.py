@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from segment.core.model import _residual_jacobian
 from segment.core.newton import _lu6, _lu6_solve
@@ -74,6 +73,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
+from segment.jit import njit
 from segment.solvers.equilibrium import solve
 from segment.studies.space import ParameterSpace, load_space
 
@@ -85,14 +85,14 @@ RADIUS_STEP_MM = 1e-5
 """Central-difference step of the facet radius direction [mm]."""
 
 
-@njit(cache=True)
+@njit
 def _c3(a, i, k, da, d, h):
     """Complex 3-tuple ``a[i, k:k+3] + i h da[d, i, k:k+3]``."""
     return (complex(a[i, k], h * da[d, i, k]), complex(a[i, k + 1], h * da[d, i, k + 1]),
             complex(a[i, k + 2], h * da[d, i, k + 2]))
 
 
-@njit(cache=True)
+@njit
 def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law, s_area):
     """Add facet joint's generalized force (complex) to ``Q``; geometry as complex tuples;
     ``s_area`` the joint's contact scale (``F_SCALE``)."""
@@ -104,7 +104,7 @@ def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law, 
         _add_point_force(Q, point, scale(mag * s_area, direction), p, R0, h1, h2, h3)
 
 
-@njit(cache=True)
+@njit
 def _dv(a):
     """Dual vector (3 dual scalars of 6) from an array (3, 6)."""
     return ((a[0, 0], a[0, 1], a[0, 2], a[0, 3], a[0, 4], a[0, 5]),
@@ -112,7 +112,7 @@ def _dv(a):
             (a[2, 0], a[2, 1], a[2, 2], a[2, 3], a[2, 4], a[2, 5]))
 
 
-@njit(cache=True)
+@njit
 def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
     """Add the facets' centre/normal, blending-constant and radius directions to ``out``
     (6, D) by forward-mode dual numbers (:func:`segment.facet_dual._contact_dual`, exact),
@@ -241,7 +241,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
             start += ns
 
 
-@njit(cache=True)
+@njit
 def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
     """``out[:, d]`` = dR/dp_d at real ``q`` (6,) for the D directions of ``dglob (D, 52)``,
     ``dlig (D, n, 13)``, ``dfac (D, m, 15)`` (see the module docstring); ``touch`` (D,
@@ -388,7 +388,7 @@ def touch_flags(dglob, dlig, dfac) -> np.ndarray:
         [disc[..., None], lig, fac, anything[..., None]], axis=-1).astype(np.int8))
 
 
-@njit(cache=True)
+@njit
 def _equilibrium_sensitivity(q, J, packed, dglob, dlig, dfac, touch, out):
     """``out (6, D)`` = dq*/dp = -J^-1 dR/dp at the equilibrium ``q`` with Jacobian ``J``.
 

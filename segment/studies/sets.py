@@ -44,7 +44,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numba import njit, prange
 
 from segment._checks import check_count, check_memory
 from segment.core.model import Segment, _residual_jacobian
@@ -62,6 +61,7 @@ from segment.core.newton import (
     _solve_kernel_from,
 )
 from segment.elements.disc import DOF_NAMES
+from segment.jit import njit, prange
 from segment.solvers.batch import _as_loads, launch
 from segment.solvers.equilibrium import _check_tolerances
 from segment.studies.packing import pack_plan
@@ -84,7 +84,7 @@ PARQUET_COLUMNS = ("P", "q", "status", "iterations", "q_unloaded", "status_unloa
                    "facet_force")
 PARQUET_META_KEYS = ("names", "units", "loads", "load_names", "facet_names", "elapsed")
 
-@njit(cache=True)
+@njit
 def _start(q_nom, dq_nom, dp, out):
     """``out = q_nom + dq_nom dp``: the nominal set's equilibrium moved to this set by its
     sensitivities (first-order Taylor in p); False when not finite (no nominal solution)."""
@@ -98,7 +98,7 @@ def _start(q_nom, dq_nom, dp, out):
     return ok
 
 
-@njit(cache=True)
+@njit
 def _finish(q, st, packed, lig_flags, fac_flags, ffac):
     """Facet forces at ``q`` into ``ffac`` and the status of :func:`segment.solve`:
     ``CONVERGED_BEYOND_LIMITS`` for a converged equilibrium past a failure limit."""
@@ -106,7 +106,7 @@ def _finish(q, st, packed, lig_flags, fac_flags, ffac):
     return CONVERGED_BEYOND_LIMITS if (st == CONVERGED and beyond) else st
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def _sets_kernel(glob, lig, fac, pts, F, tol, max_iterations, dP, q_nom_u, dq_nom_u, q_nom,
                  dq_nom,
                  with_sens, dglob, dlig, dfac, touch,

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from segment.core.io import _read_text, parse_number
+from segment.jit import njit
 
 __all__ = ["G_MM_S2", "MAX_BASE_G", "MAX_PULSE_S", "BaseExcitation"]
 
@@ -57,7 +57,7 @@ _IGNORED_COLUMNS = ("source", "note")
 
 
 # ---------------------------------------------------------------- kernels
-@njit(cache=True)
+@njit
 def _base_acceleration(t, ts, acc):
     """a_b(t) (3,) [mm/s^2]: linear between the samples ``ts`` (n,), ``acc`` (n, 3); zero
     outside them and for an empty table."""

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numba import njit
 from scipy.integrate import solve_ivp
 
 from segment.core.io import load_parameters
 from segment.elements._vec import cross, sub
 from segment.elements.facet import ContactLaw, _contact, _contact_force
+from segment.jit import njit
 from segment.solvers.dynamics.bodies import KG_TO_T
 from segment.solvers.dynamics.equations import GRAVITY_MM_S2
 from segment.solvers.dynamics.forces import RATE_STEP, _re
@@ -44,7 +44,7 @@ class DiscPlaneResult:
     message: str
 
 
-@njit(cache=True)
+@njit
 def _disc_plane_rhs(y, m, inertia, radius, blend, law, damping, grav, plane_radius):
     """Planar (x, z, tilt) motion of a disc dropped on the plane z = 0.
 

@@ -44,12 +44,12 @@ the integrator's Newton iterations, it does not change the solution).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from segment.core.io import BodyInertia, load_parameters
 from segment.core.model import Segment
 from segment.core.residual import _residual, _residual_jacobian
 from segment.elements.tangent import _axes
+from segment.jit import njit
 from segment.solvers.dynamics.base import _base_acceleration
 from segment.solvers.dynamics.bodies import B_G, B_I, B_M, Payload, _body_array
 from segment.solvers.dynamics.forces import _element_forces
@@ -61,13 +61,13 @@ GRAVITY_MM_S2 = 9810.0
 _N_ENERGY = 4  # augmented states: W_load, W_facet, E_dissipated, W_transport
 
 
-@njit(cache=True)
+@njit
 def _cross3(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
 
 
-@njit(cache=True)
+@njit
 def _rigid_body(q, qd, r0, body):
     """Mass matrix (6, 6), velocity-product term b (6,), J_v (3, 6), r = R g (3,), omega (3,),
     I_c (3, 3) of eq. (D1). ``body`` = (M [N s^2/mm], g (3) [mm, C5 frame], I (9) [N mm s^2,
@@ -102,7 +102,7 @@ def _rigid_body(q, qd, r0, body):
     return M, b, Jv, r, omega, Ic
 
 
-@njit(cache=True)
+@njit
 def _static_force(q, load, packed, Q, elements):
     """The static generalized force (6,): the compiled residual of :mod:`segment.core.residual`
     (the kernel Newton iterates on) with the elements, else the load alone (row 4 of ``Q``,
@@ -112,7 +112,7 @@ def _static_force(q, load, packed, Q, elements):
     return Q[4].copy()
 
 
-@njit(cache=True)
+@njit
 def _rhs(t, y, load, params, packed, disc_b, lig_b, fac_b, body, grav, elements, energy,
          base_t, base_a):
     """d y / d t of the first-order system
@@ -150,7 +150,7 @@ def _rhs(t, y, load, params, packed, disc_b, lig_b, fac_b, body, grav, elements,
     return dy
 
 
-@njit(cache=True)
+@njit
 def _damping_matrix(q, load, params, disc_b, lig_b, fac_b, elements):
     """d Q_damping / d (dq/dt) (6, 6) at ``q`` without the tension-only clipping (the damping
     forces are linear in the rates then)."""
@@ -169,7 +169,7 @@ def _damping_matrix(q, load, params, disc_b, lig_b, fac_b, elements):
     return C
 
 
-@njit(cache=True)
+@njit
 def _jac(t, y, load, params, packed, disc_b, lig_b, fac_b, body, elements, energy):
     """Approximate Jacobian [[0, 1], [M^-1 K, M^-1 C]] of :func:`_rhs` (see module doc);
     ``packed`` is ``Segment._packed`` (for K), ``params`` ``Segment._params``."""

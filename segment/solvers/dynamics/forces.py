@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 
 from segment.core.model import Segment
 from segment.elements._vec import row, scale, sub
@@ -38,6 +37,7 @@ from segment.elements.kinematics import _add_load, _add_point_force, _pose
 from segment.elements.ligament import _ligament_state
 from segment.elements.loads import Load
 from segment.elements.restraint import P_B, P_K, _restraint_state
+from segment.jit import njit
 
 __all__: list[str] = []
 
@@ -46,13 +46,13 @@ RATE_STEP = 1e-20
 
 
 # ---------------------------------------------------------------- kernels
-@njit(cache=True)
+@njit
 def _re(v):
     """Real part of a complex 3-tuple, kept complex-typed."""
     return (v[0].real + 0j, v[1].real + 0j, v[2].real + 0j)
 
 
-@njit(cache=True)
+@njit
 def _trilinear_energy(eps, e, f):
     """int_0^eps F(s) ds of the trilinear law of :func:`segment.ligament._trilinear` [N]."""
     if eps <= 0.0:
@@ -72,7 +72,7 @@ def _trilinear_energy(eps, e, f):
     return w + f[1] * d + 0.5 * s2 * d * d
 
 
-@njit(cache=True)
+@njit
 def _contact_energy(u, law):
     """int_0^u F_c(s) ds of the facet contact law [N mm]."""
     k2, ut, k1 = law[0], law[1], law[2]
@@ -84,7 +84,7 @@ def _contact_energy(u, law):
     return k2 * ut**3 / 3.0 + k2 * ut * ut * d + 0.5 * k1 * d * d
 
 
-@njit(cache=True)
+@njit
 def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q, lig, fac):
     """Generalized forces of every element at (q, dq/dt), split by kind.
 

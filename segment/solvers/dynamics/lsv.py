@@ -92,9 +92,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from segment.elements.tangent import _axes
+from segment.jit import njit
 from segment.solvers.dynamics.base import _base_acceleration
 from segment.solvers.dynamics.bodies import B_G, B_I, B_M
 from segment.solvers.dynamics.equations import _damping_matrix, _rigid_body, _static_force
@@ -136,7 +136,7 @@ RB_M, RB_G, RB_P, RB_LAM, RB_WIDTH = 0, 1, 4, 13, 16
 
 
 # ---------------------------------------------------------------- rotations
-@njit(cache=True)
+@njit
 def _exp_skew(w, h):
     """exp(h [w]x) (3, 3) by Rodrigues' formula (series below theta = 1e-4)."""
     th2 = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h * h
@@ -152,7 +152,7 @@ def _exp_skew(w, h):
     return np.eye(3) + a * K + b * (K @ K)
 
 
-@njit(cache=True)
+@njit
 def _axis_rotation(i, th):
     """Rotation by ``th`` about the coordinate axis ``i``."""
     c, s = math.cos(th), math.sin(th)
@@ -165,7 +165,7 @@ def _axis_rotation(i, th):
     return F
 
 
-@njit(cache=True)
+@njit
 def _rotate_explicit(R, Pi, lam, h):
     """Free rotation over ``h``: X(h/2) Y(h/2) Z(h) Y(h/2) X(h/2), principal frame."""
     for i, tau in ((0, 0.5 * h), (1, 0.5 * h), (2, h), (1, 0.5 * h), (0, 0.5 * h)):
@@ -175,7 +175,7 @@ def _rotate_explicit(R, Pi, lam, h):
     return R, Pi, OK
 
 
-@njit(cache=True)
+@njit
 def _rotate_implicit(R, Pi, lam, h):
     """Free rotation over ``h``: the seed's implicit midpoint update (module docstring)."""
     W0 = Pi / lam
@@ -193,7 +193,7 @@ def _rotate_implicit(R, Pi, lam, h):
     return R @ F, F.T @ Pi, status
 
 
-@njit(cache=True)
+@njit
 def _rotate(R, Pi, lam, h, implicit):
     if implicit:
         return _rotate_implicit(R, Pi, lam, h)
@@ -201,7 +201,7 @@ def _rotate(R, Pi, lam, h, implicit):
 
 
 # ---------------------------------------------------------------- free rigid body
-@njit(cache=True)
+@njit
 def _free_body(lam, R, Pi, h, n, implicit, stride):
     """``n`` steps of the free rotation; every ``stride`` steps the kinetic energy, the spatial
     angular momentum R Pi and max |R^T R - 1|."""
@@ -289,18 +289,18 @@ def _principal_body(body) -> np.ndarray:
     return rb
 
 
-@njit(cache=True)
+@njit
 def _r0_tuple(r0):
     return ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
             (r0[2, 0], r0[2, 1], r0[2, 2]))
 
 
-@njit(cache=True)
+@njit
 def _wrap_near(x, ref):
     return x + 2.0 * math.pi * math.floor((ref - x) / (2.0 * math.pi) + 0.5)
 
 
-@njit(cache=True)
+@njit
 def _cardan_near(Rrel, prev):
     """(a, b, c) with Rrel = Rx(a) Ry(b) Rz(c), of the two branches and 2 pi shifts the one
     nearest ``prev`` (3,)."""
@@ -319,14 +319,14 @@ def _cardan_near(Rrel, prev):
     return best
 
 
-@njit(cache=True)
+@njit
 def _c5_rotation(s, rb):
     R = np.ascontiguousarray(s[S_R:S_R + 9]).reshape((3, 3))
     P = np.ascontiguousarray(rb[RB_P:RB_P + 9]).reshape((3, 3))
     return R, R @ P.T
 
 
-@njit(cache=True)
+@njit
 def _set_pose(s, rb, s0, r0):
     """q (continuous) from the centre of gravity and the rotation."""
     _, Rc5 = _c5_rotation(s, rb)
@@ -338,7 +338,7 @@ def _set_pose(s, rb, s0, r0):
     s[S_Q + 3:S_Q + 6] = ang
 
 
-@njit(cache=True)
+@njit
 def _joint(s, rb, r0):
     """Joint axes H (3, 3, columns), arm r = R g (3,) and omega (3,) in C6 at the state."""
     q = s[S_Q:S_Q + 6]
@@ -353,7 +353,7 @@ def _joint(s, rb, r0):
     return H, r, omega
 
 
-@njit(cache=True)
+@njit
 def _set_rates(s, rb, r0):
     """dq/dt from v and Pi."""
     H, r, omega = _joint(s, rb, r0)
@@ -364,7 +364,7 @@ def _set_rates(s, rb, r0):
     s[S_QD + 3:S_QD + 6] = np.linalg.solve(H, omega)
 
 
-@njit(cache=True)
+@njit
 def _set_velocities(s, qd, rb, r0):
     """v and Pi from dq/dt (and dq/dt itself)."""
     H, r, _ = _joint(s, rb, r0)
@@ -377,7 +377,7 @@ def _set_velocities(s, qd, rb, r0):
 
 
 # ---------------------------------------------------------------- forces
-@njit(cache=True)
+@njit
 def _field(t, rb, grav, base_t, base_a):
     """Gravity and transport inertia force at the centre of gravity [N]; a_b(t)."""
     a_b = _base_acceleration(t, base_t, base_a)
@@ -386,7 +386,7 @@ def _field(t, rb, grav, base_t, base_a):
     return f, a_b
 
 
-@njit(cache=True)
+@njit
 def _set_forces(s, Qgen, t, rb, grav, base_t, base_a, r0):
     """Resultant force F (C6) and moment about the centre of gravity tau (principal frame)
     of the generalized force ``Qgen`` plus the fields: ``(F, M_G) = J^-T Q``."""
@@ -404,7 +404,7 @@ def _set_forces(s, Qgen, t, rb, grav, base_t, base_a, r0):
     s[S_AB:S_AB + 3] = a_b
 
 
-@njit(cache=True)
+@njit
 def _evaluate(s, t, load, params, packed, disc_b, lig_b, fac_b, rb, grav, elements, base_t,
               base_a):
     """Element rows, elastic energy and the forces of the state ``s`` at time ``t``."""
@@ -425,7 +425,7 @@ def _evaluate(s, t, load, params, packed, disc_b, lig_b, fac_b, rb, grav, elemen
 
 
 # ---------------------------------------------------------------- one step
-@njit(cache=True)
+@njit
 def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, grav, elements,
           damped, implicit, base_t, base_a, C):
     """Advance the state ``s`` (forces at ``t`` cached in it) by ``h``; returns the status.
@@ -527,14 +527,14 @@ def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, gra
     return OK
 
 
-@njit(cache=True)
+@njit
 def _kinetic(s, rb):
     v = s[S_V:S_V + 3]
     Pi = s[S_PI:S_PI + 3]
     return 0.5 * rb[RB_M] * np.dot(v, v) + 0.5 * np.sum(Pi * Pi / rb[RB_LAM:RB_LAM + 3])
 
 
-@njit(cache=True)
+@njit
 def _track(s, rb, grav, start, acc):
     """Fold the state into ``acc`` = (max T2, max |T2 - T2(0) - W|) of eq. (D2);
     ``start`` = (T2(0), V_el(0), V_g(0), E_rupture(0) - E_rupture now)."""
@@ -546,7 +546,7 @@ def _track(s, rb, grav, start, acc):
     acc[1] = max(acc[1], abs(T - start[0] - work))
 
 
-@njit(cache=True)
+@njit
 def _run(s, k0, k1, h, loads, params, packed, disc_b, lig_b, fac_b, body, rb, grav, elements,
          damped, implicit, base_t, base_a, C, watch, alive, out_every, out_Y, out_k, counter,
          start, acc):

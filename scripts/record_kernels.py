@@ -1,0 +1,122 @@
+"""Record the kernel entry points the package calls from Python: segment/jit/exports.json.
+
+The precompiled module (:mod:`segment.jit`) holds one entry point per kernel and argument
+types called from Python. This script runs the commands and API calls a user runs (the
+validation report, every command of the README's command-line section, the studies and
+dynamics) with a recorder on every kernel call, and writes the calls it saw, sorted, to
+``segment/jit/exports.json``. Rerun it when a kernel's arguments change or a new kernel is
+called from Python; ``tests/test_jit.py`` checks that the main job and a solve call no kernel
+the file lacks.
+
+    .venv/bin/python scripts/record_kernels.py          # writes segment/jit/exports.json
+    .venv/bin/python scripts/record_kernels.py --check  # exit 1 if the file would change
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from segment.jit import kernel as jit_kernel
+from segment.jit.build import EXPORTS
+from segment.jit.types import to_json, type_key
+
+ROOT = Path(__file__).resolve().parents[1]
+CALLS: set[tuple[str, tuple]] = set()
+
+
+def _install_recorder() -> None:
+    call, lookup = jit_kernel.Kernel.__call__, jit_kernel.Kernel.precompiled_for
+
+    def recording_call(self, *args):
+        _record(self, args)
+        return call(self, *args)
+
+    def recording_lookup(self, args):
+        _record(self, args)
+        return lookup(self, args)
+
+    jit_kernel.Kernel.__call__ = recording_call
+    jit_kernel.Kernel.precompiled_for = recording_lookup
+
+
+def _record(kernel, args) -> None:
+    key = type_key(args)
+    if key is not None:
+        CALLS.add((kernel.name, key))
+
+
+def _cli(*argv: str) -> None:
+    from segment.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["-q", *argv])
+    if code not in (0, None):
+        raise SystemExit(f"record_kernels: segment {' '.join(argv)} exited {code}")
+
+
+def workloads(tmp: Path) -> None:
+    """What users run: the main job, the commands, the API."""
+    import segment
+    from segment.solvers.dynamics import relax, simulate
+
+    _cli("validate", "--out", str(tmp / "report"))
+    _cli("solve")
+    _cli("solve", "--state", "laminectomy")
+    _cli("solve", "FLX", "--scale", "2", "--json")
+    _cli("ramp", "FLX", "--to-scale", "20", "--out", str(tmp / "ramp.csv"))
+    _cli("compare", "--states", "laminectomy,facetectomy-bilateral-100")
+    _cli("curves", "--out", str(tmp / "curves"))
+    _cli("simulate", "FLX", "--t-end", "0.05", "--out", str(tmp / "sim.csv"))
+    model = segment.c5c6()
+    q = np.zeros(6)
+    load = segment.LOAD_CASES["FLX"]
+    model.residual(q, load)
+    model.jacobian(q, load)
+    model.residual_and_jacobian(q, load)
+    model.state(q)
+    for case in segment.LOAD_CASES:
+        result = segment.solve(model, segment.LOAD_CASES[case])
+        result.state.facet_table()
+        result.to_dict()
+    segment.solve_many(model, [segment.LOAD_CASES[c] for c in segment.LOAD_CASES])
+    segment.ramp(model, load, to_scale=5.0)
+    relax(model, load, t_max=0.05)
+    simulate(model, load, t_end=0.05)
+    space = segment.load_space()
+    sets = space.sample(8, seed=1)
+    segment.solve_sets(model, sets, [load], sensitivities=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 if exports.json would change")
+    args = parser.parse_args(argv)
+    _install_recorder()
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as tmp:
+        workloads(Path(tmp))
+    entries = [{"kernel": name, "args": to_json(key)} for name, key in CALLS]
+    entries.sort(key=lambda e: (e["kernel"], json.dumps(e["args"])))
+    text = json.dumps(entries, indent=1) + "\n"
+    if args.check:
+        same = EXPORTS.is_file() and EXPORTS.read_text() == text
+        print(f"{EXPORTS}: {'up to date' if same else 'would change'} ({len(entries)} entries)")
+        return 0 if same else 1
+    EXPORTS.write_text(text)
+    print(f"wrote {len(entries)} entry points of "
+          f"{len({e['kernel'] for e in entries})} kernels to {EXPORTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
