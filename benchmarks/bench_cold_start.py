@@ -1,15 +1,22 @@
-"""Benchmark: the first run on a new machine, when numba compiles every kernel, against later
-runs with the kernels cached, for ``segment solve FLX`` and ``segment validate``.
+"""Benchmark: what a person waits for, each beside a reference measured in the same run.
 
-Each command runs as a whole new process. "Cold" points ``XDG_CACHE_HOME`` at an empty
-temporary folder (where ``segment`` keeps its compiled kernels: ``segment/_jit_cache.py``), so
-numba compiles everything, as on a fresh install; "warm" runs the same command again with that
-folder filled. The README's timings and the compile notice of the command line
-(``segment._jit_cache.COLD_COMPILE_S``) quote this script.
+Every command runs as a whole new process. The reference is the import of the scientific
+stack the package builds on, ``python -c "import numpy, scipy.optimize, pandas"``: each figure
+is also given as a ratio to it, so the numbers of two machines (or two loads of one machine)
+compare.
 
-    python benchmarks/bench_cold_start.py [--repeat 3] [--skip-validate] [--out FILE]
+* ``solve FLX``, ``validate``: "cold" is a first run after installation: an empty numba cache
+  (a new ``XDG_CACHE_HOME``) and no bytecode of this package (its ``__pycache__`` folders
+  removed); "warm" runs the same command again. The kernels are precompiled at installation
+  (``segment.jit``), so cold and warm differ by Python's bytecode compile only; the numba
+  route is timed too (``--numba``: the precompiled module hidden, every kernel compiled).
+* ``--tests``: the README's test command (``pytest``, everything, as CI runs it) and the fast
+  tier (``pytest -m "not slow"``), once each.
 
-Prints JSON: per command the cold and warm wall times [s] (median and each run).
+    python benchmarks/bench_cold_start.py [--repeat 3] [--skip-validate] [--numba] [--tests]
+                                          [--out FILE]
+
+Prints JSON: per figure the median and each run [s], and the ratio to the reference.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,44 +34,106 @@ from pathlib import Path
 
 from _common import emit, progress
 
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = [sys.executable, "-c", "import numpy, scipy.optimize, pandas"]
+
 
 def _segment() -> list[str]:
     script = Path(sys.executable).parent / "segment"
     return [str(script)] if script.exists() else [sys.executable, "-m", "segment"]
 
 
-def _time(argv: list[str], *, cache: str, cwd: str) -> float:
+def _clear_bytecode() -> None:
+    import segment
+
+    for folder in Path(segment.__file__).resolve().parent.rglob("__pycache__"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(argv: list[str], *, cache: str, cwd: str, env_extra: dict | None = None) -> float:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["XDG_CACHE_HOME"] = cache
+    env.update(env_extra or {})
     t0 = time.perf_counter()
-    subprocess.run([*_segment(), "-q", *argv], cwd=cwd, env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+def _figure(runs: list[float], reference: float) -> dict:
+    median = statistics.median(runs)
+    return {"median_s": round(median, 2), "runs_s": [round(t, 2) for t in runs],
+            "ratio_to_reference": round(median / reference, 1)}
+
+
+def _hidden_module():
+    """Context: the precompiled module renamed away, so every kernel goes through numba."""
+    import contextlib
+    import importlib.util
+
+    @contextlib.contextmanager
+    def hide():
+        spec = importlib.util.find_spec("segment.jit._aot")
+        if spec is None or spec.origin is None:
+            yield
+            return
+        path = Path(spec.origin)
+        away = path.with_name(path.name + ".hidden")
+        path.rename(away)
+        try:
+            yield
+        finally:
+            away.rename(path)
+    return hide()
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="cold and warm runs per command")
-    ap.add_argument("--skip-validate", action="store_true",
-                    help="time `segment solve FLX` only (validate takes about a minute cold)")
+    ap.add_argument("--skip-validate", action="store_true", help="time `segment solve FLX` only")
+    ap.add_argument("--numba", action="store_true",
+                    help="also time the numba route (the precompiled module hidden)")
+    ap.add_argument("--tests", action="store_true",
+                    help="also time the README's test command and the fast tier (minutes)")
     ap.add_argument("--out", default=None, help="also write the JSON here")
     args = ap.parse_args(argv)
     commands = {"solve FLX": ["solve", "FLX"]}
     if not args.skip_validate:
         commands["validate"] = ["validate", "--out", "report"]
+    with tempfile.TemporaryDirectory() as cache:
+        reference_runs = [_run(REFERENCE, cache=cache, cwd=str(ROOT))
+                          for _ in range(max(3, args.repeat))]
+    reference = statistics.median(reference_runs)
     result = {"machine": platform.machine(), "cpus": os.cpu_count(),
-              "python": platform.python_version(), "repeat": args.repeat, "commands": {}}
-    for name, cmd in commands.items():
-        cold, warm = [], []
-        for _ in progress(range(args.repeat), f"{name} cold and warm"):
-            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cwd:
-                cold.append(_time(cmd, cache=cache, cwd=cwd))
-                warm.append(_time(cmd, cache=cache, cwd=cwd))
-        result["commands"][name] = {
-            "cold_s": round(statistics.median(cold), 2),
-            "warm_s": round(statistics.median(warm), 2),
-            "cold_runs_s": [round(t, 2) for t in cold],
-            "warm_runs_s": [round(t, 2) for t in warm]}
+              "python": platform.python_version(), "repeat": args.repeat,
+              "reference": {"command": "python -c 'import numpy, scipy.optimize, pandas'",
+                            "median_s": round(reference, 3),
+                            "runs_s": [round(t, 3) for t in reference_runs]},
+              "figures": {}}
+    routes = [("precompiled", None)] + ([("numba", _hidden_module)] if args.numba else [])
+    for route, context in routes:
+        for name, cmd in commands.items():
+            cold, warm = [], []
+            for _ in progress(range(args.repeat), f"{name} ({route}) cold and warm"):
+                with tempfile.TemporaryDirectory() as cache, \
+                        tempfile.TemporaryDirectory() as cwd:
+                    if context is not None:
+                        with context():
+                            _clear_bytecode()
+                            cold.append(_run([*_segment(), "-q", *cmd], cache=cache, cwd=cwd))
+                            warm.append(_run([*_segment(), "-q", *cmd], cache=cache, cwd=cwd))
+                    else:
+                        _clear_bytecode()
+                        cold.append(_run([*_segment(), "-q", *cmd], cache=cache, cwd=cwd))
+                        warm.append(_run([*_segment(), "-q", *cmd], cache=cache, cwd=cwd))
+            result["figures"][f"{name} cold ({route})"] = _figure(cold, reference)
+            result["figures"][f"{name} warm ({route})"] = _figure(warm, reference)
+    if args.tests:
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        for name, extra in (("tests: fast tier (pytest -m 'not slow')", ["-m", "not slow"]),
+                            ("tests: README command (pytest)", [])):
+            with tempfile.TemporaryDirectory() as cache:
+                t = _run([*pytest, *extra], cache=cache, cwd=str(ROOT))
+            result["figures"][name] = _figure([t], reference)
     emit(result, args.out)
     return result
 
