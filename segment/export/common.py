@@ -311,11 +311,9 @@ def approximated_residual(model: Segment, q, load: Load) -> np.ndarray:
     return Q
 
 
-def check_exportable(model: Segment, *, tool: str, restraints: bool) -> None:
-    """``ValueError`` naming what ``model`` holds that ``tool`` cannot receive.
-
-    The fw35 disc law is not piecewise linear; point restraints (the disc prosthesis) are
-    written only where ``restraints`` is True.
+def check_exportable(model: Segment, *, tool: str) -> None:
+    """``ValueError`` naming what ``model`` holds that the export cannot write: the fw35 disc
+    law (not piecewise linear) and point restraints (the disc prosthesis, not written yet).
     """
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
@@ -324,11 +322,10 @@ def check_exportable(model: Segment, *, tool: str, restraints: bool) -> None:
         raise ValueError(f"{tool} export: the disc law 'fw35' ({', '.join(bad)}) is not "
                          f"piecewise linear and has no exact form there; the export writes "
                          f"'linear' (eq. 1) and 'neutral-zone' coordinates")
-    if model.restraints and not restraints:
+    if model.restraints:
         names = ", ".join(r.name for r in model.restraints)
-        raise ValueError(f"{tool} export: point restraint(s) {names} (a disc prosthesis) have "
-                         f"no exact counterpart there and are not exported; export this "
-                         f"state to OpenSim (.osim) instead")
+        raise ValueError(f"{tool} export: point restraint(s) {names} (a disc prosthesis) "
+                         f"are not exported yet; export a state without a prosthesis")
 
 
 # ---------------------------------------------------------------- export record

@@ -127,7 +127,7 @@ def mjcf_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
     :func:`write_mjcf`."""
     from segment import __version__
 
-    check_exportable(model, tool="MuJoCo", restraints=False)
+    check_exportable(model, tool="MuJoCo")
     ref = model.reference
     ligs, dropped = ligament_rows(model)
     facets = facet_contacts(model)

@@ -136,7 +136,7 @@ def osim_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
     """
     from segment import __version__
 
-    check_exportable(model, tool="OpenSim", restraints=False)
+    check_exportable(model, tool="OpenSim")
     ref = model.reference
     s0_m = np.asarray(ref.s0, float) * M_PER_MM
     r0_xyz = cardan_xyz(np.asarray(ref.R0, float))
