@@ -339,6 +339,34 @@ def test_opensim_places_c5_as_the_model_does(exported):
     del osim
 
 
+def test_mujoco_reads_the_approximation_flag(exported):
+    mujoco = pytest.importorskip("mujoco")
+    m = mujoco.MjModel.from_xml_path(str(exported["mjcf", "intact"]))
+    i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_TEXT, "segment_approximations")
+    text = bytes(m.text_data[m.text_adr[i]:m.text_adr[i] + m.text_size[i] - 1]).decode()
+    assert text == FACET_APPROXIMATION
+
+
+def test_the_docs_table_is_the_scripts(tmp_path):
+    """docs/export.md holds the table scripts/export_facet_difference.py measures now (its
+    rows, at the precision printed)."""
+    pytest.importorskip("opensim")
+    pytest.importorskip("mujoco")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "export_facet_difference.py"
+    spec = importlib.util.spec_from_file_location("export_facet_difference", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = [line for line in script.table(script.measure(tmp_path)).splitlines()
+            if line.startswith("| ")]
+    doc = script.DOC.read_text()
+    assert len(rows) == 21
+    missing = [row for row in rows if row not in doc]
+    assert not missing, f"docs/export.md is stale; run {path.name} --write: {missing[:2]}"
+
+
 def test_mujoco_places_c5_as_the_model_does(exported):
     mujoco = pytest.importorskip("mujoco")
     from segment.elements.kinematics import pose
