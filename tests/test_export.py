@@ -321,6 +321,23 @@ def test_a_state_with_strips_and_cuts_has_the_same_force_field(tmp_path, fmt, mo
         assert np.max(np.abs(theirs - ours)) <= RESIDUAL_RTOL * np.max(np.abs(ours))
 
 
+@pytest.mark.parametrize("fmt,module", TOOLS)
+def test_a_neutral_zone_disc_has_the_same_force_field(tmp_path, fmt, module, no_facets):
+    pytest.importorskip(module)
+    write, Residual, _ = _tool(fmt)
+    disc = no_facets.disc.with_law("phi_y", "neutral-zone", zone_pos=0.03, zone_neg=0.02,
+                                   ratio=0.2).with_law("x", "neutral-zone", zone_pos=0.1,
+                                                       zone_neg=0.3, ratio=0.5)
+    model = no_facets.replace(disc=disc)
+    path = tmp_path / f"nz.{fmt}"
+    write(model, path)
+    tool = Residual(path, segment.LOAD_CASES["EXT"])
+    for q in [*SAMPLE_POSES, np.array([-0.2, 0.0, 0.0, 0.0, -0.01, 0.0])]:
+        ours = model.residual(q, segment.LOAD_CASES["EXT"])
+        theirs = internal_generalized(tool(si_q(q)))
+        assert np.max(np.abs(theirs - ours)) <= RESIDUAL_RTOL * np.max(np.abs(ours)), q
+
+
 def test_opensim_places_c5_as_the_model_does(exported):
     osim = pytest.importorskip("opensim")
     from segment.elements.kinematics import pose

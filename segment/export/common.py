@@ -200,7 +200,7 @@ def disc_functions(model: Segment) -> tuple[PiecewiseLinear, ...]:
     """
     disc = model.disc
     out = []
-    for i, name in enumerate(DOF_NAMES):
+    for i in range(len(DOF_NAMES)):
         law = disc.law[i]
         knots = [0.0]
         if law == "neutral-zone":
@@ -215,7 +215,6 @@ def disc_functions(model: Segment) -> tuple[PiecewiseLinear, ...]:
         x_scale = M_PER_MM if i < 3 else 1.0
         y_scale = 1.0 if i < 3 else NM_PER_NMM
         out.append(PiecewiseLinear(f.x * x_scale, f.y * y_scale))
-        del name
     return tuple(out)
 
 
@@ -421,12 +420,6 @@ def newton_fd(residual_si: Callable[[np.ndarray], np.ndarray], q0_si=None, *,
                                    f"converged in {it} Newton steps")
     return ToolEquilibrium(internal_q(q), False, max_iterations, internal_generalized(r),
                            f"no convergence in {max_iterations} Newton steps")
-
-
-def max_abs(a) -> float:
-    """max |a| (0 for an empty array)."""
-    a = np.asarray(a, dtype=float)
-    return float(np.max(np.abs(a))) if a.size else 0.0
 
 
 def fmt(x: float) -> str:
