@@ -12,7 +12,7 @@ from segment import _aliases
 
 PKG = Path(segment.__file__).resolve().parent
 # a module may import from its own layer and the layers before it, never from a later one
-LAYERS = ("elements", "core", "solvers", "views", "studies", "report")
+LAYERS = ("elements", "core", "solvers", "views", "studies", "report", "export")
 TOP = ("__init__", "__main__", "cli")           # the API and the command line: may use all
 # helpers every layer may use
 SHARED = ("jit", "_progress", "_extras", "_aliases", "_checks")

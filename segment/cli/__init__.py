@@ -1,5 +1,5 @@
 """Command line: ``segment cases | solve | ramp | states | compare | validate | render |
-explore | simulate | sensitivity | calibrate | curves``.
+explore | simulate | sensitivity | calibrate | curves | export``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -25,6 +25,7 @@ from segment.cli import (
     calibrate,
     compare,
     curves,
+    export,
     ramp,
     sensitivity,
     simulate,
@@ -45,7 +46,7 @@ __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
 # the order of the commands in ``segment --help``
 COMMAND_MODULES = (solve, ramp, compare, validate, views, simulate, sensitivity, calibrate,
-                   curves)
+                   curves, export)
 
 
 def build_parser() -> Parser:
