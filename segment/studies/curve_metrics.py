@@ -59,7 +59,7 @@ Examples
 >>> from segment.studies.curve_metrics import DoubleSigmoid
 >>> f = DoubleSigmoid(d=0.0, a1=3.0, c1=0.0, w1=0.5, a2=3.0, c2=0.0, w2=0.5)
 >>> nz = f.neutral_zone(-5.0, 5.0)
->>> round(nz.size_deg, 9) == round(6.0 / np.sqrt(3.0), 9)      # one logistic: a / sqrt(3)
+>>> bool(abs(nz.size_deg - 6.0 / np.sqrt(3.0)) < 1e-9)      # one logistic: a / sqrt(3)
 True
 """
 
