@@ -241,3 +241,60 @@ def test_anderst_comparison_table():
         assert r["within_ci"] == (r["anderst_ci_low_mm"] <= r["model_mean_mm"]
                                   <= r["anderst_ci_high_mm"])
         assert np.isfinite(r["model_whole_motion_mm"])
+
+
+# ---------------------------------------------------------------- the command line
+def _run(capsys, *argv):
+    from segment import cli
+
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_curves_reports_the_metrics_side_by_side(tmp_path, capsys):
+    import pandas as pd
+
+    code, text, err = _run(capsys, "curves", "--out", tmp_path)
+    assert code == 0, err
+    assert "what experimenters report" in text and "Anderst mean [95% CI]" in text
+    t = pd.read_csv(tmp_path / "curves_metrics.csv")
+    assert set(t["source"]) == {"model", *load_curves().specimens}
+    rom = t[(t["metric"] == "ROM") & (t["source"] == "B03") & (t["direction"] == "flexion")]
+    assert float(rom["value"].iloc[0]) == pytest.approx(
+        load_curves().curve("B03", "flexion").rotation_deg[-1])
+    icr = pd.read_csv(tmp_path / "curves_icr.csv")
+    assert list(icr["direction"]) == ["superior-inferior", "anterior-posterior"]
+    code, text, err = _run(capsys, "curves", "--out", tmp_path / "plain", "--no-metrics")
+    assert code == 0 and "what experimenters report" not in text
+    assert not (tmp_path / "plain" / "curves_metrics.csv").exists()
+
+
+def test_cli_solve_and_ramp_in_isb(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    code, text, err = _run(capsys, "solve", "FLX", "--convention", "isb")
+    assert code == 0, err
+    assert "alpha (+ extension)" in text
+    row = next(line for line in text.splitlines() if line.startswith("FLX"))
+    alpha = float(row.split()[4])
+    r = segment.solve(segment.c5c6(), segment.LOAD_CASES["FLX"])
+    assert alpha == pytest.approx(-math.degrees(r.displacement_from_unloaded[4]), abs=1e-3)
+    code, text, err = _run(capsys, "solve", "FLX", "--convention", "isb", "--json")
+    d = json.loads(text)
+    assert d["convention"] == "isb"
+    assert d["results"][0]["isb"]["from_unloaded"]["alpha"] == pytest.approx(alpha, abs=1e-3)
+    out = tmp_path / "ramp.csv"
+    code, text, err = _run(capsys, "ramp", "FLX", "--to-scale", "2", "--steps", "10",
+                           "--convention", "isb", "--out", out)
+    assert code == 0, err
+    f = pd.read_csv(out)
+    np.testing.assert_allclose(f["isb_alpha_from_unloaded_deg"], -f["main_from_unloaded_deg"],
+                               atol=1e-9)
+    code, text, err = _run(capsys, "solve", "FLX", "--convention", "iso")
+    assert code == 2 and "invalid choice: 'iso'" in err

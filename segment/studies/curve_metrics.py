@@ -74,6 +74,7 @@ import pandas as pd
 __all__ = ["DoubleSigmoid", "HelicalAxis", "NeutralZone", "Value", "anderst_comparison",
            "curve_metrics", "double_sigmoid_neutral_zone", "elastic_zone_stiffness",
            "finite_helical_axis", "fit_double_sigmoid", "helical_axes", "icr_path",
+           "metrics_table",
            "range_of_motion", "sagittal_icr", "signed_curve", "zero_load_neutral_zone"]
 
 NOT_AVAILABLE = "not available"
@@ -403,7 +404,7 @@ def double_sigmoid_neutral_zone(moment_Nm, rotation_deg, *, kept=None):
                        f"< {FIT_R2_MIN})", fit)
     nz = fit.neutral_zone(float(M.min()), float(M.max()))
     if nz is None:
-        return missing("no S-shape within the measured moments: the extremes of the second "
+        return missing("no S-shape within the curve's moments: the extremes of the second "
                        "derivative lie on the ends of the range", fit)
     inside_neg = np.any((M < 0.0) & (M >= nz.lower_Nm))
     inside_pos = np.any((M > 0.0) & (M <= nz.upper_Nm))
@@ -648,3 +649,61 @@ def anderst_comparison(model, *, extension_Nm: float = 1.8, flexion_Nm: float = 
                      "within_ci": bool(lo <= mean <= hi),
                      "difference_mm": mean - ANDERST2013_C5C6[f"{key}_mean_mm"]})
     return pd.DataFrame(rows)
+
+
+EZ_WINDOW_NM = (2.0, 3.5)
+"""Moments [N m] of the elastic-zone stiffness when the model and the specimen curves of
+Nightingale et al. 2002 are compared: every specimen has recorded points over it (their
+first recorded samples lie at 1.3-2.0 N m, SOURCES.md §10), so all are read over the same
+range."""
+MODEL_STEP_NM = 0.05
+"""Moment step [N m] of the model's curve for its metrics (its NZ needs points near 0)."""
+
+
+def _model_direction(model, mode, top_Nm):
+    from segment.studies.curves import model_curve
+
+    m = np.round(np.arange(1, round(top_Nm / MODEL_STEP_NM) + 1) * MODEL_STEP_NM, 10)
+    c = model_curve(model, mode, m)
+    ok = c["converged"].to_numpy()
+    return np.r_[0.0, m], np.r_[0.0, c["rotation_deg"].to_numpy()], np.r_[True, ok]
+
+
+def metrics_table(model, curves, *, modes=("flexion", "extension"),
+                  ez_window_Nm=EZ_WINDOW_NM) -> pd.DataFrame:
+    """The metrics of the model and of every specimen of ``curves`` for one axis.
+
+    Parameters
+    ----------
+    model : Segment
+    curves : CurveSet
+        Specimen curves with both ``modes`` (the positive direction first).
+    modes : tuple of str
+    ez_window_Nm : tuple (from, to)
+        Moments of the elastic-zone stiffness, the same for the model and the specimens.
+
+    Returns
+    -------
+    DataFrame
+        source (``model`` or the specimen), metric, direction, value (NaN: not available),
+        unit, note. The model's curve runs to the specimens' largest moment in steps of
+        :data:`MODEL_STEP_NM`.
+    """
+    parts = []
+    specimens = [s for s in curves.specimens
+                 if all(any(c.specimen == s and c.mode == m for c in curves.curves)
+                        for m in modes)]
+    top = max(float(c.moment_Nm.max()) for c in curves.curves if c.mode in modes)
+    model_dirs = [_model_direction(model, m, top) for m in modes]
+    t = curve_metrics(*model_dirs, names=modes, ez_window_Nm=ez_window_Nm)
+    t.insert(0, "source", "model")
+    parts.append(t)
+    for s in specimens:
+        dirs = []
+        for m in modes:
+            c = curves.curve(s, m)
+            dirs.append((c.moment_Nm, c.rotation_deg, c.kept))
+        t = curve_metrics(*dirs, names=modes, ez_window_Nm=ez_window_Nm)
+        t.insert(0, "source", s)
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
