@@ -40,8 +40,9 @@ Elastic-zone stiffness
 
 For the curves of Nightingale et al. 2002 (``data/curves/``): every processed curve runs in
 0.1 N m steps, straight from the origin to the first recorded sample (1.3-2.0 N m; flagged
-``ignore``) and then straight between about six recorded samples per direction (the slopes
-change only in pairs of adjacent steps, so the samples lie between grid moments). Hence:
+``ignore``) and then straight between a few recorded samples (the slope changes at 5-10 of
+the steps of a curve, mostly at two adjacent ones: most samples lie between grid moments,
+SOURCES.md §13). Hence:
 the NZ, which lies where the straight initial line is, is **not available** by either
 definition; ROM at the largest moment and the elastic-zone stiffness over the recorded range
 are; local slopes between grid points are the slopes of the interpolation, not measurements.
