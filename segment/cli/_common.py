@@ -157,6 +157,17 @@ def state_option(p) -> None:
                         "laminectomy+facetectomy-right-100; list them with 'segment states')")
 
 
+def convention_option(p) -> None:
+    """``--convention klg|isb``: the model's joint coordinates (default) or the joint coordinate
+    system of the ISB for the spine (Wu et al. 2002; ``segment.core.conventions``)."""
+    p.add_argument("--convention", choices=("klg", "isb"), default="klg",
+                   help="coordinates of the results: klg, the model's joint coordinates "
+                        "(default), or isb, the ISB joint coordinate system of the spine (Wu "
+                        "et al. 2002: translations q1 right, q2 anterior, q3 superior between "
+                        "the body centroids; JCS angles alpha + extension, beta + right "
+                        "lateral bending, gamma + left axial rotation)")
+
+
 def model_for(args, **kwargs):
     """The model of ``--data`` in ``--state`` (when the command has that option)."""
     import segment

@@ -22,6 +22,10 @@ def register(sub) -> None:
     p.add_argument("--min-specimens", type=int, default=None, metavar="N",
                    help="corridor levels with at least N specimens (default: every specimen "
                         "of the mode)")
+    p.add_argument("--no-metrics", action="store_true",
+                   help="leave out ROM, neutral zone, NZ and elastic-zone stiffness of the "
+                        "model and the specimens, and the model's ICR against Anderst et al. "
+                        "2013 (curves_metrics.csv, curves_icr.csv)")
 
 
 def run(args, argv) -> int:
@@ -72,6 +76,11 @@ def run(args, argv) -> int:
 
     plt.close(fig)
     print(f"wrote {out / COMPARISON_CSV} and {out / COMPARISON_PNG}")
+    if not args.no_metrics:
+        from segment.cli._curve_metrics import report
+
+        for path in report(model, curves, out):
+            print(f"wrote {path}")
     failed = int((~table["converged"]).sum())
     if failed:
         print(f"segment: {failed} model points did not converge", file=sys.stderr)

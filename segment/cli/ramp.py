@@ -11,6 +11,7 @@ from segment.cli._common import (
     cases,
     check_output_file,
     command,
+    convention_option,
     count_option,
     model_for,
     number_option,
@@ -42,6 +43,7 @@ def register(sub) -> None:
                    help="do not stop at the validity limit of the model "
                         "(data/validity_limits.csv): the path beyond it is not a prediction")
     state_option(p)
+    convention_option(p)
 
 
 def run(args, argv) -> int:
@@ -64,8 +66,11 @@ def run(args, argv) -> int:
     r = segment.ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps,
                      limits=limits)
     loads = r.failure_loads()
+    frame = r.frame
+    if args.convention == "isb":
+        frame = _with_isb(r, model)
     if args.out:
-        r.frame.to_csv(args.out, index=False)
+        frame.to_csv(args.out, index=False)
     limit = None if r.limit is None else {
         "rule": r.limit.rule, "description": r.limit.description, "source": r.limit.source,
         "scale": r.limit.scale, "reached_by": r.limit.reached_by, "beyond": r.limit.beyond}
@@ -80,6 +85,8 @@ def run(args, argv) -> int:
             "validity_limit_applied": limits is not None,
             "events": [{"scale": s, "kind": k, "name": n} for s, k, n in r.events],
             "ligaments": r.state.ligament_table().to_dict(orient="records"),
+            **({"isb_last": {c: float(frame[c].iloc[-1]) for c in frame.columns
+                             if c.startswith("isb_")}} if args.convention == "isb" else {}),
         }, indent=2))
         return 0 if r.status in (0, 1, 3) else 1
     print(f"C5-C6 load ramp {args.case} x 0..{args.to_scale:g} in {args.steps} steps "
@@ -97,9 +104,12 @@ def run(args, argv) -> int:
     events = r.frame[r.frame["event"] != ""]
     column = r.main_column
     unit = column.rsplit("_", 1)[1] if column.endswith(("_mm", "_deg")) else "-"
-    print(f"{'scale':>10}  {'main displacement [' + unit + ']':>26}  event")
-    for _, row in events.iterrows():
-        print(f"{row['scale']:10.4f}  {row[column]:26.3f}  {row['event']}")
+    isb = _isb_main(r.load) if args.convention == "isb" else None
+    extra = "" if isb is None else f"  {'ISB ' + isb[0] + ' [' + isb[1] + ']':>18}"
+    print(f"{'scale':>10}  {'main displacement [' + unit + ']':>26}{extra}  event")
+    for k, row in events.iterrows():
+        shown = "" if isb is None else f"  {frame.loc[k, isb[2]]:18.3f}"
+        print(f"{row['scale']:10.4f}  {row[column]:26.3f}{shown}  {row['event']}")
     unit = "N" if "first_rupture_N" in loads else "Nm"
     shown = unit.replace("Nm", "N m")
     ultimate = (f"scale {loads['ultimate_scale']:.4g} ({loads[f'ultimate_{unit}']:.4g} {shown})"
@@ -112,11 +122,51 @@ def run(args, argv) -> int:
              f"({loads[f'limit_{unit}']:.4g} {shown})" if r.limit is not None else ""))
     print("main displacement: from the unloaded equilibrium; q in the CSV (x_mm ... phi_z_deg): "
           "from the reference pose of Table 1")
+    if args.convention == "isb":
+        print("ISB: joint coordinate system of Wu et al. 2002, change from the unloaded "
+              "equilibrium (alpha + extension, beta + right lateral bending, gamma + left axial "
+              "rotation; q1 right, q2 anterior, q3 superior); the CSV's isb_* columns hold the "
+              "absolute values and the changes")
     print("final state:")
     print(r.state.ligament_table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.out:
         print(f"wrote {args.out} ({len(r.frame)} rows)")
     return 0 if r.status in (0, 1, 3) else 1
+
+
+_ISB_OF_DOF = ("q2", "q1", "q3", "beta", "alpha", "gamma")
+"""The JCS coordinate nearest to each of our coordinates at the reference pose (x: q2,
+y: -q1, z: q3, phi_x: beta, phi_y: -alpha, phi_z: gamma)."""
+
+
+def _isb_main(load):
+    """(name, unit, column) of the ISB coordinate of the load's main coordinate, or None."""
+    from segment.core.conventions import ISB_COORDINATES
+
+    main = load.main_dof
+    if main is None:
+        return None
+    name = _ISB_OF_DOF[main]
+    unit = dict((n, u) for n, u, _ in ISB_COORDINATES)[name]
+    return name, unit, f"isb_{name}_from_unloaded_{unit}"
+
+
+def _with_isb(r, model):
+    """The ramp's frame with the ISB JCS coordinates of every row (absolute, and the change
+    from the unloaded equilibrium)."""
+    import numpy as np
+    import pandas as pd
+
+    from segment.core.conventions import isb_frame
+
+    f = r.frame
+    q = np.column_stack([f[["x_mm", "y_mm", "z_mm"]].to_numpy(float),
+                         np.radians(f[["phi_x_deg", "phi_y_deg", "phi_z_deg"]]
+                                    .to_numpy(float))])
+    u = model.unloaded
+    isb = isb_frame(q, model.reference, q_unloaded=u.q if u.converged else None)
+    isb.index = f.index
+    return pd.concat([f, isb], axis=1)
 
 
 def _limits(data, allow_implausible):

@@ -11,6 +11,7 @@ from segment.cli._common import (
     cases,
     check_output_file,
     command,
+    convention_option,
     model_for,
     number_option,
     progress_bar,
@@ -54,6 +55,7 @@ def register(sub) -> None:
                        "step)")
     p.add_argument("--gravity", action="store_true", help="add gravity (-z of C6)")
     state_option(p)
+    convention_option(p)
     p.add_argument("--out", metavar="FILE.csv", default=None,
                    help="write the time history (C5 relative to C6 and, with a base "
                         "excitation, in space; mm and degrees; element forces; energies) as "
@@ -196,6 +198,7 @@ def run(args, argv) -> int:
     if out:
         check_output_file(out, "--out")
     model = model_for(args)
+    _SHOWN.update(convention=args.convention, model=model)
     what = " and ".join(x for x in (args.case, str(base) if base is not None else None) if x)
     logging.getLogger("segment.simulate").info(
         "simulating %s for %g s (%s)", what, t_end,
@@ -213,21 +216,58 @@ def run(args, argv) -> int:
         _print_base_run(args, model, base, payload, r, t_end)
     _print_energy(r)
     if out and len(r.frame):
-        r.frame.to_csv(out, index=False)
+        frame = r.frame
+        if args.convention == "isb":
+            import pandas as pd
+
+            from segment.core.conventions import isb_frame
+
+            isb = isb_frame(r.q, model.reference, q_unloaded=r.q[0])
+            isb.columns = [c.replace("_from_unloaded_", "_from_start_") for c in isb.columns]
+            isb.index = frame.index
+            frame = pd.concat([frame, isb], axis=1)
+        frame.to_csv(out, index=False)
         print(f"wrote {out} ({len(r.frame)} rows; C5 relative to C6 from the reference pose in "
               f"mm and degrees{', and in space' if base is not None else ''})")
     return 0 if r.success else 1
 
 
+_SHOWN = {"convention": "klg", "model": None}
+"""What :func:`_header` and :func:`_row` show: the model's joint coordinates or, with
+``--convention isb``, the ISB JCS coordinates (set by :func:`run`)."""
+
+
 def _header(unit_line: str) -> None:
+    if _SHOWN["convention"] == "isb":
+        unit_line = (unit_line.split(":")[0] + ", ISB joint coordinate system (Wu et al. 2002): "
+                     "q1 (+ right) q2 (+ anterior) q3 (+ superior) [mm], alpha (+ extension) "
+                     "beta (+ right lateral bending) gamma (+ left axial rotation) [deg]")
+        names = ("q1", "q2", "q3", "alpha", "beta", "gamma")
+    else:
+        names = ("x", "y", "z", "phi_x", "phi_y", "phi_z")
     print(unit_line)
-    print(f"{'':14}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}")
+    print(f"{'':14}" + "".join(f"{n:>8}" for n in names))
 
 
-def _row(label: str, q) -> None:
+def _row(label: str, q, q_from=None) -> None:
+    """One row: ``q - q_from`` (klg) or the change of the ISB coordinates from ``q_from`` to
+    ``q`` (isb); ``q_from`` None is the reference pose."""
+    import numpy as np
+
     from segment.cli._common import display
 
-    print(f"{label:<14}" + "".join(f"{v:8.3f}" for v in display(q)))
+    q_from = np.zeros(6) if q_from is None else np.broadcast_to(q_from, (6,))
+    if _SHOWN["convention"] == "isb":
+        from segment.core.conventions import IsbFrames, isb_coordinates
+
+        model = _SHOWN["model"]
+        frames = IsbFrames.from_anatomy()
+        d = (isb_coordinates(q, model.reference, frames)
+             - isb_coordinates(q_from, model.reference, frames))
+        shown = np.round(np.concatenate([d[:3], np.degrees(d[3:])]), 3) + 0.0
+    else:
+        shown = display(q - q_from)
+    print(f"{label:<14}" + "".join(f"{v:8.3f}" for v in shown))
 
 
 def _integration_line(r) -> str:
@@ -250,9 +290,9 @@ def _print_load_run(args, model, load, r) -> None:
     else:
         origin, ref = "the unloaded equilibrium (as segment solve prints)", u.q
     _header(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
-    _row(f"at t = {r.t[-1]:g} s", r.q[-1] - ref)
+    _row(f"at t = {r.t[-1]:g} s", r.q[-1], ref)
     if s.converged:
-        _row("static", s.q - ref)
+        _row("static", s.q, ref)
     else:
         print(f"{'static':<14}NOT CONVERGED: {s.message}")
 
@@ -274,9 +314,9 @@ def _print_base_run(args, model, base, payload, r, t_end) -> None:
             "[deg]")
     rel = r.q - r.q_start
     k_min, k_max = int(np.argmin(rel[:, 4])), int(np.argmax(rel[:, 4]))
-    _row(f"at t = {r.t[-1]:g} s", rel[-1])
-    _row("min phi_y", rel[k_min])
-    _row("max phi_y", rel[k_max])
+    _row(f"at t = {r.t[-1]:g} s", r.q[-1], r.q_start)
+    _row("min phi_y", r.q[k_min], r.q_start)
+    _row("max phi_y", r.q[k_max], r.q_start)
     print(f"intervertebral rotation (phi_y from t = 0, + flexion): "
           f"{f['ivr_phi_y_deg'].iloc[k_min]:.3f} deg at {1e3 * r.t[k_min]:.1f} ms, "
           f"{f['ivr_phi_y_deg'].iloc[k_max]:.3f} deg at {1e3 * r.t[k_max]:.1f} ms")

@@ -8,6 +8,7 @@ from segment.cli._common import (
     UsageError,
     cases,
     command,
+    convention_option,
     display,
     model_for,
     number_option,
@@ -29,6 +30,7 @@ def register(sub) -> None:
     p.add_argument("--no-ligaments", action="store_true", help="leave out the ligaments")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     state_option(p)
+    convention_option(p)
 
 
 def run_cases(args, argv) -> int:
@@ -68,7 +70,16 @@ def check_scale(args, chosen) -> None:
                          "solves it anyway")
 
 
+def _isb_dict(r) -> dict:
+    """The ISB table of a result as {column: {coordinate: value}} (None for NaN)."""
+    t = r.table(convention="isb").set_index("coordinate")
+    return {col: {k: (None if v != v else float(v)) for k, v in t[col].items()}
+            for col in ("absolute", "from_reference", "from_unloaded")}
+
+
 def run_solve(args, argv) -> int:
+    import numpy as np
+
     import segment
 
     chosen = cases(args, args.cases)
@@ -77,8 +88,12 @@ def run_solve(args, argv) -> int:
     model = model_for(args, ligaments=not args.no_ligaments, facets=not args.no_facets)
     results = [segment.solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]
     if args.json:
+        dicts = [r.to_dict() for r in results]
+        if args.convention == "isb":
+            for d, r in zip(dicts, results, strict=True):
+                d["isb"] = _isb_dict(r)
         print(json.dumps({"scale": args.scale, "clinical_state": model.clinical_label,
-                          "results": [r.to_dict() for r in results]}, indent=2))
+                          "convention": args.convention, "results": dicts}, indent=2))
         return 0 if all(r.converged for r in results) else 1
     config = ("disc" + ("" if args.no_ligaments else " + ligaments")
               + ("" if args.no_facets else " + facets"))
@@ -90,15 +105,27 @@ def run_solve(args, argv) -> int:
               if args.origin == "unloaded" else "the reference pose of Table 1 (see --from)")
     print(f"C5-C6 static equilibrium ({config}), load scale {args.scale:g}, clinical state: "
           f"{model.clinical_label}")
-    print(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
-    print(f"{'case':<5}{'x':>8}{'y':>8}{'z':>8}{'phi_x':>8}{'phi_y':>8}{'phi_z':>8}"
-          f"{'iter':>6}  facets (left / right)")
+    if args.convention == "isb":
+        print(f"displacement of C5 from {origin}, ISB joint coordinate system (Wu et al. "
+              "2002): q1 (+ right) q2 (+ anterior) q3 (+ superior) [mm] between the body "
+              "centroids, alpha (+ extension) beta (+ right lateral bending) gamma (+ left "
+              "axial rotation) [deg]")
+        names = ("q1", "q2", "q3", "alpha", "beta", "gamma")
+    else:
+        print(f"displacement of C5 from {origin}: x y z [mm], phi_x phi_y phi_z [deg]")
+        names = ("x", "y", "z", "phi_x", "phi_y", "phi_z")
+    print(f"{'case':<5}" + "".join(f"{n:>8}" for n in names)
+          + f"{'iter':>6}  facets (left / right)")
+    column = "from_unloaded" if args.origin == "unloaded" else "from_reference"
     for r in results:
         if not r.converged:     # no numbers that could be read as a result
             print(f"{r.load.name:<5}  NOT CONVERGED: {r.message}")
             continue
-        q = r.displacement_from_unloaded if args.origin == "unloaded" else r.q
-        d = display(q)
+        if args.convention == "isb":
+            d = np.round(r.table(convention="isb")[column].to_numpy(float), 3) + 0.0
+        else:
+            q = r.displacement_from_unloaded if args.origin == "unloaded" else r.q
+            d = display(q)
         facets = " / ".join(f"{f.regime} {f.force:.1f} N" for f in r.state.facets) or "-"
         # a dislocated facet or a ligament past eps_max (Table 3)
         flag = "" if r.intact else f"  BEYOND LIMITS: {'; '.join(r.limit_flags)}"

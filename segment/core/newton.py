@@ -566,9 +566,18 @@ class EquilibriumResult:
         p, R = self.pose_c6
         return np.concatenate([p, cardan_xyz(R)])
 
-    def table(self) -> pd.DataFrame:
-        """Displacements in mm and degrees: one row per coordinate, three views as columns."""
+    def table(self, *, convention: str = "klg") -> pd.DataFrame:
+        """Displacements in mm and degrees: one row per coordinate, three views as columns.
+
+        ``convention="isb"``: the joint coordinate system of the ISB for the spine (Wu et al.
+        2002) instead of the model's coordinates (:func:`segment.core.conventions.result_table`).
+        """
         import pandas as pd  # lazy: `import segment` stays light
+
+        if convention != "klg":
+            from segment.core.conventions import result_table
+
+            return result_table(self, convention=convention)
 
         def conv(v):
             return None if v is None else np.concatenate([v[:3], np.degrees(v[3:])])
