@@ -29,6 +29,7 @@ POSE_ATOL = 1e-7          # the page's pose is the solved one, sent with 9 decim
 TABLE_DIGITS = 3          # the table prints q with 3 decimals
 SERVER_TIMEOUT_S = 90     # the CLI server stops by itself after this
 MIN_CHANGED_PIXELS = 0.002
+TOKEN_HEADER = "X-Segment-Token"    # the page's header (segment.views.guard.TOKEN_HEADER)
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +180,8 @@ def test_controls_cover_the_six_loads_scales_and_magnification():
 # ---------------------------------------------------------------- session: all or nothing
 def _snapshot(s):
     """What a session shows: controls, model, state, case, result."""
-    return (dict(s.values), s.case, s.model_name, s.state, s.geometry_name, s.model, s.result,
-            s.seq)
+    return (dict(s.values), s.case, s.model_name, getattr(s, "state", None), s.geometry_name,
+            s.model, s.result, s.seq)
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -245,6 +246,12 @@ def test_state_menu_offers_the_clinical_states_of_states_csv(model):
     assert s.model.clinical_label == "laminectomy"
     assert s.scene_key == "intact+laminectomy/anatomical"
     assert s.frame()["title"].startswith("laminectomy: FLX")
+    cut = {x["name"]: x["cut"] for x in s.frame()["ligaments"]}
+    assert cut == {"ALL": 0.0, "PLL": 0.0, "FL": 1.0, "ISL": 1.0, "CL-left": 0.0,
+                   "CL-right": 0.0}                      # the page hides FL and ISL
+    assert "<td>cut</td>" in s.table_html()
+    s.update(state="facetectomy-left-25")
+    assert "<td>25 % cut</td>" in s.table_html()
     # a removed facet is not drawn, a state combines with the scales
     s.update(state="facetectomy-right-100", disc_scale=2.0)
     assert s.scene()["facets"] == ["left"] and [a["side"] for a in s.frame()["arrows"]] == [
@@ -338,7 +345,7 @@ def server(model):
 def _post(url, body, token=None):
     headers = {"Content-Type": "application/json"}
     if token is not None:
-        headers[web.TOKEN_HEADER] = token
+        headers[TOKEN_HEADER] = token
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                  headers=headers)
     try:
@@ -349,7 +356,7 @@ def _post(url, body, token=None):
 
 
 def _get_json(url, token=None):
-    req = urllib.request.Request(url, headers={} if token is None else {web.TOKEN_HEADER: token})
+    req = urllib.request.Request(url, headers={} if token is None else {TOKEN_HEADER: token})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read())
@@ -414,14 +421,20 @@ def _raw(server, request: bytes, *, timeout=RAW_TIMEOUT_S):
     return status, json.loads(body)
 
 
+def _token(server):
+    """The server's token (None from a server without one: these helpers also measure the
+    explorer before issue 31, see scripts/reliability_census.py)."""
+    return getattr(getattr(server, "gate", None), "token", None)
+
+
 def _request(server, method="POST", path="/api/update", *, body=b"", headers=None,
              host=None, token=True, content_length=True):
     port = server.server_address[1]
     h = {"Host": host or f"127.0.0.1:{port}"}
     if method == "POST":
         h["Content-Type"] = "application/json"
-    if token:
-        h[web.TOKEN_HEADER] = server.gate.token
+    if token and _token(server):
+        h[TOKEN_HEADER] = _token(server)
     if content_length and method == "POST":
         h["Content-Length"] = str(len(body))
     h.update(headers or {})
@@ -431,7 +444,7 @@ def _request(server, method="POST", path="/api/update", *, body=b"", headers=Non
 
 def _state(server):
     s = server.session
-    return dict(s.values), s.case, s.model_name, s.state, s.seq
+    return dict(s.values), s.case, s.model_name, getattr(s, "state", None), s.seq
 
 
 UPDATE = json.dumps({"changes": {"My_Nm": 1.8}}).encode()
@@ -454,6 +467,16 @@ def quiet_server(model, caplog):
     ("negative Content-Length",
      lambda s: _request(s, body=UPDATE, headers={"Content-Length": "-5"}), 400,
      "Content-Length must be a number of bytes"),
+    ("Content-Length -1 (read until the client closes)",
+     lambda s: _request(s, body=UPDATE, headers={"Content-Length": "-1"}), 400,
+     "Content-Length must be a number of bytes"),
+    ("Content-Length with a sign",
+     lambda s: _request(s, body=UPDATE, headers={"Content-Length": f"+{len(UPDATE)}"}), 400,
+     "Content-Length must be a number of bytes"),
+    ("two different Content-Lengths",
+     lambda s: _request(s, body=UPDATE, headers={"Content-Length": None}).replace(
+         b"\r\n\r\n", f"\r\nContent-Length: {len(UPDATE)}\r\nContent-Length: 3\r\n\r\n"
+         .encode(), 1), 400, "conflicting Content-Length headers"),
     ("no Content-Length",
      lambda s: _request(s, body=b"", content_length=False), 411, "Content-Length is required"),
     ("chunked body",
@@ -509,7 +532,7 @@ def test_malformed_requests_are_answered_in_json_and_logged_once(
 
 
 def test_an_update_with_one_bad_control_changes_nothing(quiet_server):
-    token = quiet_server.gate.token
+    token = _token(quiet_server)
     status, out = _post(quiet_server.url + "api/update", {"changes": {"My_Nm": 1.0,
                                                                       "Mw": 2}}, token)
     assert status == 400 and "unknown control 'Mw'" in out["error"]
@@ -556,10 +579,10 @@ def test_the_bound_address_and_localhost_are_heard(quiet_server, host):
     ({"Sec-Fetch-Site": "cross-site"}, 403, "cross-origin request refused"),
     ({"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:{port}"}, 403,
      "cross-origin request refused"),
-    ({web.TOKEN_HEADER: None}, 403, "missing or wrong X-Segment-Token"),
-    ({web.TOKEN_HEADER: "guess"}, 403, "missing or wrong X-Segment-Token"),
+    ({TOKEN_HEADER: None}, 403, "missing or wrong X-Segment-Token"),
+    ({TOKEN_HEADER: "guess"}, 403, "missing or wrong X-Segment-Token"),
     # the CSRF form: a page may POST text/plain without asking (no preflight)
-    ({"Content-Type": "text/plain", web.TOKEN_HEADER: None}, 403, "X-Segment-Token"),
+    ({"Content-Type": "text/plain", TOKEN_HEADER: None}, 403, "X-Segment-Token"),
     ({"Content-Type": "text/plain"}, 415, "Content-Type must be application/json"),
     ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"),
 ])
@@ -583,7 +606,7 @@ def test_init_needs_the_token_and_the_page_gives_it(quiet_server):
         page = r.read().decode()
         assert r.headers["X-Frame-Options"] == "DENY"
     token = re.search(r'name="segment-token" content="([^"]+)"', page).group(1)
-    assert token == quiet_server.gate.token and len(token) >= 40
+    assert token == _token(quiet_server) and len(token) >= 40
     assert _get_json(quiet_server.url + "api/init", token)[0] == 200
     other = web.start(port=0)                             # a new start, a new token
     try:
@@ -596,7 +619,7 @@ def test_init_needs_the_token_and_the_page_gives_it(quiet_server):
 def test_a_stalled_client_is_timed_out(model, monkeypatch):
     """A client that stops sending (in the headers or in the body) no longer holds its
     thread forever: the server gives up after READ_TIMEOUT_S (408 within a body)."""
-    monkeypatch.setattr(web, "READ_TIMEOUT_S", SHORT_READ_TIMEOUT_S)
+    monkeypatch.setattr(web, "READ_TIMEOUT_S", SHORT_READ_TIMEOUT_S, raising=False)
     srv = web.start({"intact": model}, port=0)
     try:
         port = srv.server_address[1]
@@ -619,8 +642,8 @@ def test_a_stalled_client_is_timed_out(model, monkeypatch):
 
 
 def test_connections_beyond_the_limit_are_answered_503(model, monkeypatch):
-    monkeypatch.setattr(web, "MAX_CONNECTIONS", 2)
-    monkeypatch.setattr(web, "READ_TIMEOUT_S", 5.0)
+    monkeypatch.setattr(web, "MAX_CONNECTIONS", 2, raising=False)
+    monkeypatch.setattr(web, "READ_TIMEOUT_S", 5.0, raising=False)
     srv = web.start({"intact": model}, port=0)
     idle = []
     try:
@@ -634,7 +657,7 @@ def test_connections_beyond_the_limit_are_answered_503(model, monkeypatch):
         for sock in idle:
             sock.close()
         time.sleep(0.3)
-        assert _get_json(srv.url + "api/init", srv.gate.token)[0] == 200   # slots freed
+        assert _get_json(srv.url + "api/init", _token(srv))[0] == 200   # slots freed
     finally:
         for sock in idle:
             sock.close()
@@ -650,7 +673,7 @@ def test_an_internal_error_is_a_500_in_json_logged_once_with_its_traceback(quiet
 
     monkeypatch.setattr(quiet_server.session, "frame", broken)
     status, body = _post(quiet_server.url + "api/update", {"changes": {}},
-                         quiet_server.gate.token)
+                         _token(quiet_server))
     assert status == 500 and "internal error (RuntimeError)" in body["error"]
     assert "a bug" not in body["error"]                   # no internals to the client
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -658,8 +681,10 @@ def test_an_internal_error_is_a_500_in_json_logged_once_with_its_traceback(quiet
 
 
 def test_gate_of_loopback_and_of_every_interface():
+    from segment.views.guard import TOKEN_HEADER as HEADER
     from segment.views.guard import Gate, is_loopback
 
+    assert HEADER == TOKEN_HEADER
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
     loop = Gate.for_address("127.0.0.1", 8765)
@@ -686,7 +711,7 @@ def test_bound_beyond_loopback_warns_and_the_page_needs_the_token(model, monkeyp
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert len(warnings) == 1 and "not only on this machine" in warnings[0]
         assert "token" in warnings[0] and "not encrypted" in warnings[0]
-        token = srv.gate.token
+        token = _token(srv)
         assert srv.page_url.endswith(f"/?token={token}")
         assert _get_json(srv.url)[0] == 403                        # the page without it
         assert _get_json(srv.url + "?token=guess")[0] == 403
@@ -808,6 +833,158 @@ def test_browser_flexion_slider_shows_the_nominal_flx_equilibrium(flx, tmp_path)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+
+ATTACK_PAGE = """<!doctype html><meta charset="utf-8"><title>another site</title><script>
+const target = "%s";
+const body = JSON.stringify({changes: {My_Nm: 3, case: "custom"}});
+globalThis.attempts = Promise.allSettled([
+  // the CSRF of the reviewer: a simple request, sent without asking (text/plain, no-cors)
+  fetch(target + "api/update", {method: "POST", mode: "no-cors", body}),
+  fetch(target + "api/update", {method: "POST", mode: "no-cors", body,
+                                headers: {"Content-Type": "application/json"}}),
+  // with a guessed token: the custom header needs a preflight, which is never granted
+  fetch(target + "api/update", {method: "POST", body,
+                                headers: {"Content-Type": "application/json",
+                                          "X-Segment-Token": "guess"}}),
+  fetch(target + "api/init"),
+]).then((rs) => rs.map((r) => r.status === "fulfilled" ? r.value.type + " " + r.value.status
+                                                     : "rejected"));
+</script>"""
+
+
+def _serve_page(html_text):
+    """Another site: ``html_text`` at / of a server on 127.0.0.1 (another port)."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            data = html_text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def _session_now(url, token):
+    status, init = _get_json(url + "api/init", token)
+    assert status == 200
+    return init["frame"]["seq"], init["frame"]["values"], init["frame"]["case"]
+
+
+@needs_chromium
+def test_browser_other_sites_and_foreign_hosts_change_nothing_and_the_page_works(tmp_path,
+                                                                                 model):
+    """`segment explore --web --population DIR` in headless Chromium.
+
+    1. A page of another site (127.0.0.1, another port) POSTs to the explorer with
+       ``mode: 'no-cors'`` (text/plain, the reviewer's CSRF), with a JSON content type, and
+       with a guessed token; 2. a page whose name resolves to 127.0.0.1 (DNS rebinding:
+       ``--host-resolver-rules``) asks for the page and POSTs from its own origin. The server
+       logs each refusal and the session is unchanged. 3. The page itself: choose a clinical
+       state, a population member, move the flexion slider: the table shows segment.solve's
+       equilibrium of that model in that state.
+    """
+    pytest.importorskip("playwright")
+    from segment.views._chromium import headless_page
+
+    folder = _population(tmp_path / "pop", {"S1": 1.0, "S2": 1.5})
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    proc = subprocess.Popen([sys.executable, "-m", "segment.cli", "-v", "explore", "--web",
+                             "--port", str(port), "--timeout", str(2 * SERVER_TIMEOUT_S),
+                             "--population", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    attacker = _serve_page(ATTACK_PAGE % url)
+    try:
+        _wait_for(url)
+        with urllib.request.urlopen(url, timeout=30) as r:
+            token = re.search(r'name="segment-token" content="([^"]+)"', r.read().decode())[1]
+        before = _session_now(url, token)
+        assert before[0] == 0
+        rebound = f"http://rebind.test:{port}/"
+        with headless_page(width=1400, height=900, extra_args=(
+                "--host-resolver-rules=MAP rebind.test 127.0.0.1",)) as page:
+            # 1. another site
+            other = f"http://127.0.0.1:{attacker.server_address[1]}/"
+            page.goto(other)
+            outcome = page.evaluate("globalThis.attempts")
+            assert outcome[:2] == ["opaque 0", "opaque 0"]     # sent; the answer unreadable
+            assert outcome[2:] == ["rejected", "rejected"]     # preflight / CORS refused
+            assert _session_now(url, token) == before
+            # 2. DNS rebinding: the explorer's address under another name
+            answer = page.goto(rebound)
+            assert answer.status == 403 and "is not this server" in page.content()
+            status = page.evaluate("""async () => (await fetch('/api/update', {method: 'POST',
+                headers: {'Content-Type': 'application/json'},
+                body: JSON.stringify({changes: {My_Nm: 3}})})).status""")
+            assert status == 403
+            assert _session_now(url, token) == before
+            # 3. the page, used as intended
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(url)
+            page.wait_for_function("globalThis.__segmentExplorer?.ready === true",
+                                   timeout=30000)
+            states = page.locator("select[data-control=state] option").all_inner_texts()
+            from segment.core.states import state_names
+            assert states == ["intact", *state_names()]
+            models = page.locator("select[data-control=model] option").all_inner_texts()
+            assert models == ["published", "S1", "S2"]
+
+            def wait_seq(n):
+                page.wait_for_function(
+                    f"document.querySelector('.title').dataset.seq >= {n}", timeout=30000)
+
+            page.locator("select[data-control=state]").select_option("laminectomy")
+            wait_seq(1)
+            page.locator("input[data-control=My_Nm]").fill("1.8")
+            wait_seq(2)
+            lam = segment.solve(model.with_state("laminectomy"), segment.LOAD_CASES["FLX"])
+            phi = np.degrees(lam.displacement_from_unloaded[4])
+            assert page.inner_text("td[data-q=phi_y]") == f"{phi:+.{TABLE_DIGITS}f}"
+            assert page.inner_text(".title").startswith("published, laminectomy: custom")
+            assert page.input_value("select[data-control=case]") == "custom"
+            fl_row = page.locator("td[data-ligament=FL]").locator("xpath=..").inner_text()
+            assert fl_row.split()[-1] == "cut"
+            page.locator("select[data-control=model]").select_option("S2")
+            wait_seq(3)
+            page.wait_for_timeout(300)
+            assert page.inner_text(".title").startswith("S2, laminectomy: custom")
+            stiff = segment.c5c6(data_dir=folder / "S2", state="laminectomy")
+            s2 = segment.solve(stiff, segment.LOAD_CASES["FLX"])
+            phi2 = np.degrees(s2.displacement_from_unloaded[4])
+            assert 0 < phi2 < phi
+            assert page.inner_text("td[data-q=phi_y]") == f"{phi2:+.{TABLE_DIGITS}f}"
+            assert page.inner_text("#controls .error") == ""
+            png = page.screenshot()
+            (tmp_path / "explorer_final.png").write_bytes(png)
+            assert not errors, errors
+        assert _png(png).std() * 255 > 5
+        assert _session_now(url, token)[0] == 3
+    finally:
+        attacker.shutdown()
+        attacker.server_close()
+        proc.terminate()
+        _, log = proc.communicate(timeout=30)
+    attacker_origin = f"Origin 'http://127.0.0.1:{attacker.server_address[1]}'"
+    refused = [ln for ln in log.splitlines() if attacker_origin in ln]
+    assert len(refused) == 3, log    # two POSTs and the init; the third POST's preflight
+    #                                  (OPTIONS) was refused, so it never came
+    assert sum(f"Host 'rebind.test:{port}' is not this server" in ln       # page and POST
+               for ln in log.splitlines()) >= 2, log
+    assert "Traceback" not in log
 
 
 # ---------------------------------------------------------------- notebook cell

@@ -122,6 +122,16 @@ def _checked_number(c: Control, value) -> float:
     return v
 
 
+def _ligament_note(s) -> str:
+    """The table's note on a ligament strip: ruptured, cut (a clinical state), past eps_max."""
+    if s.ruptured:
+        return "ruptured"
+    if s.cut >= 1.0:
+        return "cut"
+    note = f"{100 * s.cut:.0f} % cut" if s.cut > 0 else ""
+    return ", ".join(t for t in (note, "beyond eps_max" if s.beyond_max else "") if t)
+
+
 def _load(values: Mapping[str, float], case: str) -> Load:
     """The load of the slider ``values`` (joint frame; N and N mm inside), named ``case``."""
     f = np.zeros(6)
@@ -386,6 +396,7 @@ class ExplorerSession:
         ligaments = [{"name": s.name, "a": _round(s.insertion_c6),
                       "b": _round(s.insertion_c5_in_c6), "tension_N": round(s.tension, 3),
                       "taut": bool(s.tension > 0), "ruptured": bool(s.ruptured),
+                      "cut": float(s.cut),
                       "color": tension_color(s.tension, self.tension_range)}
                      for s in r.state.ligaments]
         arrows = []
@@ -468,8 +479,7 @@ class ExplorerSession:
         lrows = "".join(
             f"<tr><td>{e(s.name)}</td><td class='num' data-ligament='{e(s.name)}'>"
             f"{s.tension:.1f}</td><td class='num'>{100 * s.strain:+.1f}</td>"
-            f"<td>{'ruptured' if s.ruptured else ('beyond eps_max' if s.beyond_max else '')}"
-            "</td></tr>" for s in r.state.ligaments)
+            f"<td>{_ligament_note(s)}</td></tr>" for s in r.state.ligaments)
         l_table = ("<table class='ligaments'><caption>ligaments</caption><tr><th>name</th>"
                    "<th>tension [N]</th><th>strain [%]</th><th></th></tr>" + (lrows or
                    "<tr><td colspan=4>none in this model</td></tr>") + "</table>")

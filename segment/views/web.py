@@ -69,9 +69,7 @@ _FILES = {"/explorer.js": ("explorer.js", "text/javascript; charset=utf-8"),
           "/three.module.min.js": ("three.module.min.js", "text/javascript; charset=utf-8")}
 _SECURITY_HEADERS = (("X-Content-Type-Options", "nosniff"), ("X-Frame-Options", "DENY"),
                      ("Referrer-Policy", "no-referrer"),
-                     ("Content-Security-Policy", "default-src 'self'; script-src 'self' "
-                      "'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' "
-                      "data: blob:; connect-src 'self'; frame-ancestors 'none'"))
+                     ("Content-Security-Policy", "frame-ancestors 'none'"))
 _BUSY_BODY = b'{"error": "too many connections to the explorer; try again"}'
 _BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
          b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(_BUSY_BODY)) + _BUSY_BODY
