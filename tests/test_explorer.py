@@ -724,6 +724,27 @@ def test_bound_beyond_loopback_warns_and_the_page_needs_the_token(model, monkeyp
     assert len(lines) == 1 and "?token=" in lines[0]
 
 
+def test_the_reliability_census_counts_the_explorer_inputs():
+    """scripts/reliability_census.py --issue 31 (class J, made by hand: 12 s): every probe
+    failed before issue 31 but the body cap, which the server had; none fails after."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("census", root / "scripts"
+                                                  / "reliability_census.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    assert callable(census.run_issue31)
+    results = root / "benchmarks" / "results"
+    before, after = (json.loads((results / f"reliability_census_issue31_{w}.json").read_text())
+                     for w in ("before", "after"))
+    assert after["segment"]["this_checkout"] and not before["segment"]["this_checkout"]
+    assert after["issue31"]["counts"] == {"J_explorer_inputs": {"probes": 23, "failed": 0}}
+    assert before["issue31"]["counts"] == {"J_explorer_inputs": {"probes": 23, "failed": 22}}
+    assert set(after["issue31"]["explorer"]) == set(before["issue31"]["explorer"])
+
+
 # ---------------------------------------------------------------- headless Chromium
 needs_chromium = pytest.mark.skipif(
     chromium_path() is None,
