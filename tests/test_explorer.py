@@ -665,16 +665,19 @@ def test_connections_beyond_the_limit_are_answered_503(model, monkeypatch):
         srv.server_close()
 
 
+@pytest.mark.parametrize("bug", [RuntimeError, ValueError])
 def test_an_internal_error_is_a_500_in_json_logged_once_with_its_traceback(quiet_server,
                                                                            caplog,
-                                                                           monkeypatch):
+                                                                           monkeypatch, bug):
+    """Ours, not the client's: a ValueError outside the checks of a control (e.g. a NaN that
+    JSON refuses) is a 500 too, not a 400."""
     def broken():
-        raise RuntimeError("a bug")
+        raise bug("a bug")
 
     monkeypatch.setattr(quiet_server.session, "frame", broken)
     status, body = _post(quiet_server.url + "api/update", {"changes": {}},
                          _token(quiet_server))
-    assert status == 500 and "internal error (RuntimeError)" in body["error"]
+    assert status == 500 and f"internal error ({bug.__name__})" in body["error"]
     assert "a bug" not in body["error"]                   # no internals to the client
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and errors[0].exc_info is not None

@@ -120,10 +120,14 @@ class WebExplorer(ThreadingHTTPServer):
                     "frame": self.session.frame()}
 
     def update(self, changes: dict, scene_key: str | None = None) -> dict:
-        """Apply ``changes`` (all or, on ``ValueError``, none) and return the new frame, and
-        the scene when it is not ``scene_key``."""
+        """Apply ``changes`` (all, or none: a 400 :class:`~segment.views.guard.Refusal` saying
+        which is refused) and return the new frame, and the scene when it is not
+        ``scene_key``."""
         with self.lock:
-            self.session.update(**changes)
+            try:
+                self.session.update(**changes)
+            except ValueError as exc:              # a control refused: nothing changed
+                raise Refusal(HTTPStatus.BAD_REQUEST, str(exc)) from None
             out = {"frame": self.session.frame()}
             if scene_key != self.session.scene_key:
                 out["scene"] = self.session.scene()
@@ -245,8 +249,6 @@ class _Handler(BaseHTTPRequestHandler):
             route()
         except Refusal as refusal:
             self._refuse(refusal, unread_body=self.command == "POST")
-        except ValueError as exc:                       # a control the session refused
-            self._refuse(Refusal(HTTPStatus.BAD_REQUEST, str(exc)))
         except (ConnectionError, TimeoutError):
             raise                                       # the connection is gone: handle_error
         except Exception as exc:
