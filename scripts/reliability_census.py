@@ -696,6 +696,7 @@ def run_issue21() -> dict:
 # ---------------------------------------------------------------- issue 31: the web explorer
 CLIENT_TIMEOUT_S = 15.0     # a probe's socket gives up after this (the server's: 10 s)
 SETTLE_S = 0.5              # pause between two HTTP probes
+BODY_CAP = 1 << 16          # request body limit [bytes], before and after issue 31
 
 
 def _http(port: int, request: bytes, *, timeout: float = CLIENT_TIMEOUT_S):
@@ -820,7 +821,7 @@ def explorer_probes() -> dict[str, tuple[bool, str]]:
                 "http: update without the token": refused(request(with_token=False)),
                 "http: Content-Length abc": refused(request(length="abc")),
                 "http: Content-Length -1": refused(request(length="-1")),
-                "http: body over the cap": refused(request(b" " * (web.MAX_BODY_BYTES + 1))),
+                "http: body over the cap": refused(request(b" " * (BODY_CAP + 1))),
                 "http: JSON nested 60,000 deep": refused(request(b"[" * 60_000)),
                 "http: case as a list": refused(request(b'{"changes": {"case": ["FLX"]}}')),
                 "http: model as an object": refused(request(

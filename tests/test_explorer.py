@@ -30,6 +30,7 @@ TABLE_DIGITS = 3          # the table prints q with 3 decimals
 SERVER_TIMEOUT_S = 90     # the CLI server stops by itself after this
 MIN_CHANGED_PIXELS = 0.002
 TOKEN_HEADER = "X-Segment-Token"    # the page's header (segment.views.guard.TOKEN_HEADER)
+BODY_CAP = 1 << 16                  # request body limit [bytes] (guard.MAX_BODY_BYTES)
 
 
 @pytest.fixture(scope="module")
@@ -483,14 +484,14 @@ def quiet_server(model, caplog):
      lambda s: _request(s, body=b"5\r\n{}\r\n0\r\n\r\n", content_length=False,
                         headers={"Transfer-Encoding": "chunked"}), 411, "Transfer-Encoding"),
     ("body over the cap",
-     lambda s: _request(s, headers={"Content-Length": str(web.MAX_BODY_BYTES + 1)}), 413,
+     lambda s: _request(s, headers={"Content-Length": str(BODY_CAP + 1)}), 413,
      "over the limit"),
     ("JSON nested 60,000 deep", lambda s: _request(s, body=b"[" * 60_000), 400,
      "JSON nested 60000 deep, over the limit of 8"),
     ("JSON objects nested 9 deep",
      lambda s: _request(s, body=b'{"changes": ' + b'{"a": ' * 8 + b"1" + b"}" * 9), 400,
      "JSON nested 9 deep"),
-    ("body over the cap, sent", lambda s: _request(s, body=b" " * (web.MAX_BODY_BYTES + 1)),
+    ("body over the cap, sent", lambda s: _request(s, body=b" " * (BODY_CAP + 1)),
      413, "over the limit"),
     ("case as a list",
      lambda s: _request(s, body=b'{"changes": {"case": ["FLX"]}}'), 400,
@@ -684,10 +685,10 @@ def test_an_internal_error_is_a_500_in_json_logged_once_with_its_traceback(quiet
 
 
 def test_gate_of_loopback_and_of_every_interface():
-    from segment.views.guard import TOKEN_HEADER as HEADER
+    from segment.views import guard
     from segment.views.guard import Gate, is_loopback
 
-    assert HEADER == TOKEN_HEADER
+    assert (guard.TOKEN_HEADER, guard.MAX_BODY_BYTES) == (TOKEN_HEADER, BODY_CAP)
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
     loop = Gate.for_address("127.0.0.1", 8765)

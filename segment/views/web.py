@@ -38,7 +38,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from segment.core.model import Segment
 from segment.views.guard import (
-    MAX_BODY_BYTES,
     TOKEN_HEADER,
     Gate,
     Refusal,
@@ -47,8 +46,8 @@ from segment.views.guard import (
 )
 from segment.views.session import ExplorerSession
 
-__all__ = ["ASSETS", "DEFAULT_HOST", "DEFAULT_PORT", "MAX_BODY_BYTES", "MAX_CONNECTIONS",
-           "READ_TIMEOUT_S", "WebExplorer", "serve", "start"]
+__all__ = ["ASSETS", "DEFAULT_HOST", "DEFAULT_PORT", "MAX_CONNECTIONS", "READ_TIMEOUT_S",
+           "WebExplorer", "serve", "start"]
 
 log = logging.getLogger(__name__)
 
