@@ -25,9 +25,18 @@ H. *API argument types*: not refused with an error naming the argument (or a raw
 I. *one model, degenerate studies*: a study that computes something else than the model it
    was given, writes other inputs than it used, or reports a degenerate study as a result.
 
+Issue 31 (``--issue 31``), one class:
+
+J. *the web explorer's inputs*: a control value or an HTTP request (foreign Host, another
+   site's POST, no token, a malformed Content-Length, a body over the cap, deep JSON, a
+   control of the wrong type) that changes the session, is not answered with a 4xx JSON
+   error, leaves a stalled connection open, or prints a traceback; the clinical states
+   missing from the explorer.
+
     PYTHONPATH=<old checkout> python scripts/reliability_census.py     # "before"
     python scripts/reliability_census.py [--json FILE]                  # "after"
     python scripts/reliability_census.py --issue 21 --json FILE         # classes E-I only
+    python scripts/reliability_census.py --issue 31 --json FILE         # class J only
 """
 
 from __future__ import annotations
@@ -684,6 +693,200 @@ def run_issue21() -> dict:
     })
 
 
+# ---------------------------------------------------------------- issue 31: the web explorer
+CLIENT_TIMEOUT_S = 15.0     # a probe's socket gives up after this (the server's: 10 s)
+SETTLE_S = 0.5              # pause between two HTTP probes
+BODY_CAP = 1 << 16          # request body limit [bytes], before and after issue 31
+
+
+def _http(port: int, request: bytes, *, timeout: float = CLIENT_TIMEOUT_S):
+    """(status or None, JSON body or None, seconds) of one raw request on a new connection;
+    None when the server closed without an answer or the client timed out."""
+    import socket
+    import time
+
+    t0 = time.monotonic()
+    data = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(request)
+            while chunk := sock.recv(1 << 16):
+                data += chunk
+    except (TimeoutError, ConnectionError):
+        pass
+    seconds = time.monotonic() - t0
+    head, _, body = data.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1])
+        return status, json.loads(body), seconds
+    except (IndexError, ValueError):
+        return None, None, seconds
+
+
+def explorer_probes() -> dict[str, tuple[bool, str]]:
+    """Class J: the explorer's inputs (issue 31), each the reviewer's example. A probe passes
+    when the input is refused with a 4xx JSON answer (a ValueError naming the control in the
+    session) and the session is unchanged; the whole class also fails a probe of its own when
+    any traceback reached stderr."""
+    import time
+    import urllib.request
+
+    from segment.views import web
+    from segment.views.session import ExplorerSession
+
+    model = segment.c5c6()
+    out: dict[str, tuple[bool, str]] = {}
+
+    def session_refuses(changes, word):
+        def probe():
+            s = ExplorerSession(model)
+            before = (dict(s.values), s.case, s.model_name)
+            try:
+                s.update(**changes)
+            except ValueError as exc:
+                kept = (dict(s.values), s.case, s.model_name) == before
+                try:
+                    s.update(Fx_N=1.0)
+                    later = "a later change works"
+                except Exception as exc2:
+                    kept, later = False, f"a later change fails: {exc2}"
+                return (word in str(exc) and kept,
+                        f"ValueError: {exc}"[:120] + f"; unchanged: {kept}; {later}")
+            except Exception as exc:
+                return False, f"{type(exc).__name__}: {exc}"[:200]
+            return False, "accepted"
+        return probe
+
+    session = {
+        "session: My_Nm 1e308": session_refuses({"My_Nm": 1e308}, "My_Nm"),
+        "session: disc_scale 1e-300": session_refuses({"disc_scale": 1e-300}, "disc_scale"),
+        "session: a valid and an unknown control": session_refuses(
+            {"My_Nm": 1.0, "Mw": 2.0}, "Mw"),
+        "session: case as a list": session_refuses({"case": ["FLX"]}, "case"),
+        "session: model as an object": session_refuses({"model": {"a": 1}}, "model"),
+    }
+    for name, probe in session.items():
+        try:
+            out[name] = probe()
+        except Exception as exc:
+            out[name] = (False, f"probe raised {type(exc).__name__}: {exc}"[:200])
+
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        server = web.start({"intact": model}, port=0)
+        try:
+            port = server.server_address[1]
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as r:
+                m = re.search(r'name="segment-token" content="([^"]+)"', r.read().decode())
+            token = m.group(1) if m else None
+
+            def request(body=b'{"changes": {"My_Nm": 1.8}}', *, host=None, extra=None,
+                        ctype="application/json", length=None, with_token=True):
+                h = {"Host": host or f"127.0.0.1:{port}", "Content-Type": ctype,
+                     "Content-Length": str(len(body)) if length is None else length}
+                if token and with_token:
+                    h["X-Segment-Token"] = token
+                h.update(extra or {})
+                head = "".join(f"{k}: {v}\r\n" for k, v in h.items() if v is not None)
+                return f"POST /api/update HTTP/1.1\r\n{head}\r\n".encode() + body
+
+            def seen():
+                s = server.session
+                return dict(s.values), s.case, s.model_name, s.seq
+
+            def refused(req, statuses=range(400, 500)):
+                def probe():
+                    before = seen()
+                    status, body, _ = _http(port, req)
+                    ok = status in statuses and isinstance(body, dict) and "error" in body \
+                        and seen() == before
+                    return ok, f"status {status}, {body}"[:160] + \
+                        f"; session unchanged: {seen() == before}"
+                return probe
+
+            def stalled():
+                status, _, seconds = _http(
+                    port, b"POST /api/update HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                ok = seconds < CLIENT_TIMEOUT_S - 1
+                return ok, f"closed after {seconds:.1f} s (client gives up at " \
+                           f"{CLIENT_TIMEOUT_S:g} s), status {status}"
+
+            http_probes = {
+                "http: foreign Host (DNS rebinding)": refused(request(host=f"evil.example:{port}")),
+                "http: cross-origin text/plain POST (CSRF)": refused(request(
+                    ctype="text/plain;charset=UTF-8", with_token=False,
+                    extra={"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-site"})),
+                "http: cross-origin JSON POST": refused(request(
+                    extra={"Origin": "http://evil.example"})),
+                "http: update without the token": refused(request(with_token=False)),
+                "http: Content-Length abc": refused(request(length="abc")),
+                "http: Content-Length -1": refused(request(length="-1")),
+                "http: body over the cap": refused(request(b" " * (BODY_CAP + 1))),
+                "http: JSON nested 60,000 deep": refused(request(b"[" * 60_000)),
+                "http: case as a list": refused(request(b'{"changes": {"case": ["FLX"]}}')),
+                "http: model as an object": refused(request(
+                    b'{"changes": {"model": {"a": 1}}}')),
+                "http: a valid and an unknown control": refused(request(
+                    b'{"changes": {"My_Nm": 1.0, "Mw": 2}}')),
+                "http: My_Nm 1e308 then a valid change": refused(request(
+                    b'{"changes": {"My_Nm": 1e308}}')),
+                "http: a stalled client is closed": stalled,
+            }
+            for name, probe in http_probes.items():
+                try:
+                    out[name] = probe()
+                except Exception as exc:
+                    out[name] = (False, f"probe raised {type(exc).__name__}: {exc}"[:200])
+                # a server that reads a body until the client hangs up (Content-Length -1)
+                # applies it then: let that land before the next probe compares the session
+                time.sleep(SETTLE_S)
+            status, _, _ = _http(port, request(b'{"changes": {"Fx_N": 1.0}}'))
+            out["http: a valid change after all of these"] = (
+                status == 200, f"status {status}")
+        finally:
+            server.shutdown()
+            server.server_close()
+    tracebacks = stderr.getvalue().count("Traceback")
+    out["no traceback on the console"] = (tracebacks == 0, f"{tracebacks} tracebacks")
+
+    def beyond_loopback():
+        try:
+            from segment.views.guard import Gate
+        except ImportError as exc:
+            return False, f"no gate: {exc}"
+        g = Gate.for_address("0.0.0.0", 8765)
+        return (not g.loopback and len(g.token) >= 32,
+                f"loopback={g.loopback}, token of {len(g.token)} characters")
+
+    def cli_state():
+        code, text, err = _cli_in_process(["explore", "--web", "--port", "0", "--timeout",
+                                           "0.3", "--state", "laminectomy"])
+        return code == 0, f"exit {code}: {(text + err).strip()[-150:]}"
+
+    def state_menu():
+        s = ExplorerSession(model)
+        states = s.controls().get("states", [])
+        return "laminectomy" in states, f"states menu: {states[:4]}"
+
+    for name, probe in {"0.0.0.0 is not loopback and gets a token": beyond_loopback,
+                        "explore --web --state laminectomy": cli_state,
+                        "the state menu lists states.csv": state_menu}.items():
+        try:
+            out[name] = probe()
+        except Exception as exc:
+            out[name] = (False, f"probe raised {type(exc).__name__}: {exc}"[:200])
+    return out
+
+
+def run_issue31() -> dict:
+    probes = explorer_probes()
+    return sanitize({
+        "counts": {"J_explorer_inputs": {"probes": len(probes),
+                                         "failed": sum(not ok for ok, _ in probes.values())}},
+        "explorer": {k: {"ok": ok, "detail": d} for k, (ok, d) in probes.items()},
+    })
+
+
 def _which() -> dict:
     """Which package was measured, without machine paths: its version and whether it is this
     checkout's (else an older copy put first on PYTHONPATH)."""
@@ -720,13 +923,16 @@ def run() -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None, help="also write the full census here")
-    parser.add_argument("--issue", choices=("14", "21", "all"), default="all",
+    parser.add_argument("--issue", choices=("14", "21", "31", "all"), default="all",
                         help="which census: the model tables, solver and contact (14), the "
-                             "study inputs (21), or both (default)")
+                             "study inputs (21), the web explorer's inputs (31), or all "
+                             "(default)")
     args = parser.parse_args(argv)
-    report = run() if args.issue != "21" else {"segment": _which()}
-    if args.issue != "14":
+    report = run() if args.issue in ("14", "all") else {"segment": _which()}
+    if args.issue in ("21", "all"):
         report["issue21"] = run_issue21()
+    if args.issue in ("31", "all"):
+        report["issue31"] = run_issue31()
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"segment from {report['segment']}")
@@ -743,6 +949,12 @@ def main(argv=None) -> int:
             for k, v in r21[section].items():
                 if not v["ok"]:
                     print(f"  [{section}] {k}: FAIL {v['detail']}"[:220])
+    if "issue31" in report:
+        r31 = report["issue31"]
+        print(json.dumps({"issue31_counts": r31["counts"]}, indent=2))
+        for k, v in r31["explorer"].items():
+            if not v["ok"]:
+                print(f"  [explorer] {k}: FAIL {v['detail']}"[:220])
     for section in ("data", "solver", "contact") if "data" in report else ():
         for k, v in report[section].items():
             bad = v.get("verdict", "ok") != "ok" if section == "data" else not v["ok"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from segment.cli._common import (
     EXIT_USAGE,
@@ -49,12 +50,19 @@ def register(sub) -> None:
     e.add_argument("--port", type=int, default=8765,
                    help="port of the web page (default 8765; 0 picks a free one)")
     e.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only)")
+                   help="address to listen on (default 127.0.0.1: this machine only; any "
+                        "other address prints a warning and the page then needs the token "
+                        "of the printed URL)")
     e.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="stop the web server after S seconds (default: run until Ctrl-C)")
     e.add_argument("--geometry", choices=GEOMETRIES, default=GEOMETRIES[0],
                    help="display geometry shown first: anatomical (default) or simple; the "
                         "page has a menu to switch")
+    state_option(e)
+    e.add_argument("--population", metavar="DIR", default=None,
+                   help="with --web: also offer the members of a virtual population in the "
+                        "model menu (a folder written by 'segment calibrate --curves --each "
+                        "--out DIR': one data folder per specimen)")
 
 
 # What the off-screen renderer (VTK on Mesa's llvmpipe) can produce, measured with
@@ -108,8 +116,29 @@ def run_render(args, argv) -> int:
     return 0 if result.converged else 1
 
 
-def run_explore(args, argv) -> int:
+def explorer_models(args) -> dict:
+    """The model menu of ``explore --web``: the model of ``--data`` (named ``published``, or
+    after its folder) and the members of ``--population`` (named after their specimens)."""
     import segment
+
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    models = {"published" if args.data is None else Path(args.data).resolve().name: model}
+    if args.population is not None:
+        from segment.studies.population import Population
+
+        folder = Path(args.population)
+        if not folder.is_dir():
+            raise UsageError(f"--population {folder}: no such folder")
+        population = Population.from_folders(folder, model=model)
+        for name, member in zip(population.names, population.models, strict=True):
+            if name in models:
+                raise UsageError(f"--population {folder}: member {name!r} has the name of "
+                                 "the --data model")
+            models[name] = member
+    return models
+
+
+def run_explore(args, argv) -> int:
     from segment._extras import require
 
     if args.web:
@@ -120,18 +149,22 @@ def run_explore(args, argv) -> int:
             print(f"segment: error: --timeout must be > 0 s, got {args.timeout:g}",
                   file=sys.stderr)
             return EXIT_USAGE
+        from segment.core.states import INTACT, load_states, states_file
         from segment.views import web
 
-        model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+        models = explorer_models(args)
+        states = load_states(states_file(args.data), strict=not args.allow_implausible)
         try:
-            web.serve({"intact": model}, host=args.host, port=args.port,
+            web.serve(models, host=args.host, port=args.port,
                       timeout_s=args.timeout, announce=lambda s: print(s, flush=True),
-                      geometry=args.geometry)
+                      geometry=args.geometry, states=states, state=args.state or INTACT)
         except OSError as exc:
             print(f"segment: error: cannot listen on {args.host}:{args.port}: {exc.strerror}",
                   file=sys.stderr)
             return EXIT_USAGE
         return 0
+    if args.population is not None:
+        raise UsageError("--population needs --web (the desktop explorer shows one model)")
     require("pyvista", "viz", "segment explore")
     from segment.views import viz
 
@@ -139,6 +172,5 @@ def run_explore(args, argv) -> int:
         print("segment: error: explore needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
               "use 'segment explore --web' for the explorer in a browser", file=sys.stderr)
         return EXIT_USAGE
-    viz.explore(segment.c5c6(data_dir=args.data, strict=not args.allow_implausible),
-                geometry=args.geometry)
+    viz.explore(model_for(args), geometry=args.geometry)
     return 0

@@ -26,8 +26,9 @@ def chromium_path() -> str | None:
 
 
 @contextmanager
-def headless_page(*, width: int = 1400, height: int = 900):
-    """A Playwright page in the system's headless Chromium (closed on exit)."""
+def headless_page(*, width: int = 1400, height: int = 900, extra_args: tuple[str, ...] = ()):
+    """A Playwright page in the system's headless Chromium (closed on exit); ``extra_args``
+    are added to :data:`CHROMIUM_ARGS` (e.g. ``--host-resolver-rules=...``)."""
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
@@ -37,7 +38,7 @@ def headless_page(*, width: int = 1400, height: int = 900):
             sync_playwright() as pw:
         # a fresh profile folder: Playwright passes it as --user-data-dir
         context = pw.chromium.launch_persistent_context(
-            profile, executable_path=path, headless=True, args=list(CHROMIUM_ARGS),
+            profile, executable_path=path, headless=True, args=[*CHROMIUM_ARGS, *extra_args],
             viewport={"width": width, "height": height})
         try:
             yield context.pages[0] if context.pages else context.new_page()

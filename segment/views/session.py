@@ -1,10 +1,12 @@
 """The explorer's state machine, shared by the notebook widget and the browser page (no GUI).
 
 An :class:`ExplorerSession` holds the control values (load components in N and N m, named
-load case, disc and ligament stiffness scales, model variant, magnification), re-solves the
-equilibrium on every change (warm-started from the previous equilibrium; when that fails,
-solved again as :func:`segment.solve` solves it from scratch) and describes what to draw as
-plain JSON-ready dictionaries:
+load case, disc and ligament stiffness scales, model, clinical state, magnification),
+re-solves the equilibrium on every change (warm-started from the previous equilibrium; when
+that fails, solved again as :func:`segment.solve` solves it from scratch) and describes what
+to draw as plain JSON-ready dictionaries. An update is checked, built and solved before the
+session changes: it is applied whole or not at all, and a refused value never enters the
+session.
 
 * :meth:`ExplorerSession.scene` once per model variant and display geometry: the bone and
   facet surfaces in each vertebra's frame (points [mm], triangles) and the disc's triangles;
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import numbers
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ import numpy as np
 
 from segment.core.model import Segment
 from segment.core.newton import EquilibriumResult
+from segment.core.states import INTACT, ClinicalState, apply_states, load_states
 from segment.elements.disc import DOF_NAMES
 from segment.elements.kinematics import pose
 from segment.elements.ligament import TrilinearCurve
@@ -100,6 +104,43 @@ def tension_color(tension_N: float, clim: tuple[float, float]) -> str:
     return "#" + "".join(f"{round(float(v)):02x}" for v in rgb)
 
 
+def _checked_number(c: Control, value) -> float:
+    """``value`` of the slider ``c`` as a float, or a ``ValueError`` naming the slider: a
+    finite number (not a bool, not a string) within the slider's range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{c.name} must be a number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{c.name} must be finite, got {value!r}")
+    if c.name == "magnify":
+        v = check_magnify(v)
+    elif c.load_index is None and not v > 0:
+        raise ValueError(f"{c.name} must be > 0, got {value!r}")
+    if not c.low <= v <= c.high:
+        raise ValueError(f"{c.name} must be between {c.low:g} and {c.high:g} (the slider's "
+                         f"range, {c.label}), got {value!r}")
+    return v
+
+
+def _ligament_note(s) -> str:
+    """The table's note on a ligament strip: ruptured, cut (a clinical state), past eps_max."""
+    if s.ruptured:
+        return "ruptured"
+    if s.cut >= 1.0:
+        return "cut"
+    note = f"{100 * s.cut:.0f} % cut" if s.cut > 0 else ""
+    return ", ".join(t for t in (note, "beyond eps_max" if s.beyond_max else "") if t)
+
+
+def _load(values: Mapping[str, float], case: str) -> Load:
+    """The load of the slider ``values`` (joint frame; N and N mm inside), named ``case``."""
+    f = np.zeros(6)
+    for c in CONTROLS:
+        if c.load_index is not None:
+            f[c.load_index] = values[c.name] * c.to_internal
+    return Load(f[:3], f[3:], case)
+
+
 def _round(a) -> list:
     return np.round(np.asarray(a, dtype=float), _DIGITS).tolist()
 
@@ -127,11 +168,20 @@ class ExplorerSession:
         geometry of its kind. The ``geometry`` control switches between the two.
     magnify : float
         Initial magnification (>= 1).
+    states : mapping of str to ClinicalState, optional
+        The clinical states of the state menu (:func:`segment.core.states.load_states`);
+        default: the packaged ``data/states.csv``. The menu offers ``"intact"`` and these; a
+        state is applied to whichever model of the model menu is chosen
+        (:func:`segment.core.states.apply_states`).
+    state : str
+        Clinical state shown first: ``"intact"`` (default), a state of ``states`` or several
+        joined by ``+`` (which then joins the menu).
     tension_range : (float, float)
         Colour range of the ligament tension [N].
     """
 
     def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *, cases=None,
+                 states: Mapping[str, ClinicalState] | None = None, state: str = INTACT,
                  geometry=None, magnify: float = 1.0,
                  tension_range: tuple[float, float] = (0.0, 60.0)):
         import segment
@@ -145,6 +195,12 @@ class ExplorerSession:
             raise ValueError("models must be a Segment or a non-empty mapping of names to "
                              f"Segments, got {models!r}")
         self.cases = dict(segment.LOAD_CASES if cases is None else cases)
+        self.states = dict(load_states() if states is None else states)
+        if not isinstance(state, str):
+            raise ValueError(f"state must be a clinical state's name (str), got {state!r}")
+        # the state menu: intact, the states of the table, and the initial one (a state of the
+        # table or several joined by "+", e.g. "laminectomy+facetectomy-right-100")
+        self.state_names = tuple(dict.fromkeys([INTACT, *self.states, state]))
         chosen = resolve_geometry(geometry)
         self.geometries = {chosen.name: chosen}     # the others are loaded when chosen
         self.geometry_name = chosen.name
@@ -152,34 +208,40 @@ class ExplorerSession:
         self.values = {c.name: c.default for c in CONTROLS}
         self.values["magnify"] = check_magnify(magnify)
         self.model_name = next(iter(self.models))
+        self.state = state
         self.case = "unloaded"
-        self._parts: dict[str, SceneParts] = {}
+        self._parts: dict[tuple, SceneParts] = {}
+        self._in_states: dict[tuple, Segment] = {}
         self._variants: dict[tuple, Segment] = {}
         self.timings_ms: list[float] = []
         self.warm_failures = 0
         self.seq = 0
-        self.model = self._model()
+        self.model = self._model(self.model_name, self.state, self.values)
         self.result = solve(self.model, self.load)
 
     # ------------------------------------------------------------------ state
     @property
     def load(self) -> Load:
         """The load of the sliders (joint frame, fixed in space; N and N mm inside)."""
-        f = np.zeros(6)
-        for c in CONTROLS:
-            if c.load_index is not None:
-                f[c.load_index] = self.values[c.name] * c.to_internal
-        return Load(f[:3], f[3:], self.case)
+        return _load(self.values, self.case)
 
-    def _model(self) -> Segment:
-        key = (self.model_name, round(self.values["disc_scale"], 6),
-               round(self.values["ligament_scale"], 6))
+    def in_state(self, model_name: str, state: str) -> Segment:
+        """The model of the menu named ``model_name`` in the clinical state ``state``
+        (unscaled; ``ValueError`` when the state cannot be applied to it)."""
+        key = (model_name, state)
+        if key not in self._in_states:
+            self._in_states[key] = apply_states(self.models[model_name], state,
+                                                states=self.states)
+        return self._in_states[key]
+
+    def _model(self, model_name: str, state: str, values: Mapping[str, float]) -> Segment:
+        key = (model_name, state, round(values["disc_scale"], 6),
+               round(values["ligament_scale"], 6))
         if key not in self._variants:
             if len(self._variants) > 128:
                 self._variants.clear()
-            base = self.models[self.model_name]
-            disc_s, lig_s = key[1], key[2]
-            m = base
+            disc_s, lig_s = key[2], key[3]
+            m = self.in_state(model_name, state)
             if disc_s != 1.0:
                 m = m.replace(disc=m.disc.scaled(disc_s))
             if lig_s != 1.0:   # the force axis of Table 3 scaled: stiffness x lig_s
@@ -194,82 +256,95 @@ class ExplorerSession:
         """The controls' description for a front end (JSON-ready)."""
         return {"sliders": [dataclasses.asdict(c) for c in CONTROLS],
                 "cases": ["unloaded", *self.cases], "models": list(self.models),
-                "geometries": list(GEOMETRIES), "values": dict(self.values),
-                "model": self.model_name, "case": self.case, "geometry": self.geometry_name}
+                "states": list(self.state_names), "geometries": list(GEOMETRIES),
+                "values": dict(self.values), "model": self.model_name, "state": self.state,
+                "case": self.case, "geometry": self.geometry_name}
 
-    def update(self, **changes) -> EquilibriumResult:
-        """Change controls and re-solve.
+    def update(self, /, **changes) -> EquilibriumResult:
+        """Change controls and re-solve: all of the changes, or (on ``ValueError``) none.
 
         Keywords: any slider name of :data:`CONTROLS` (``Fx_N`` ... ``Mz_Nm`` [N, N m],
-        ``disc_scale``, ``ligament_scale``, ``magnify``), ``case`` (a load case name or
-        ``"unloaded"``: sets the six load sliders), ``model`` (a name of ``models``) and
-        ``geometry`` (``"anatomical"`` or ``"simple"``: display only, nothing is solved).
-        Setting a load slider makes the case ``"custom"``. Returns the new result; a
-        failed solve is kept and reported (the table says NOT CONVERGED).
+        ``disc_scale``, ``ligament_scale``, ``magnify``: a number within the slider's range),
+        ``case`` (a load case name or ``"unloaded"``: sets the six load sliders), ``model``
+        (a name of ``models``), ``state`` (a clinical state of the menu, or ``"intact"``) and
+        ``geometry`` (``"anatomical"`` or ``"simple"``: display only, nothing is solved),
+        applied in the order given. Setting a load slider makes the case ``"custom"``.
+
+        Every change is checked, the model built and the equilibrium solved before the
+        session changes: a refused update leaves every control, the model and the result as
+        they were. Returns the new result; a failed solve is kept and reported (the table says
+        NOT CONVERGED).
         """
         t0 = time.perf_counter()
-        for name, value in changes.items():
-            if name == "case":
-                self._set_case(value)
-            elif name == "model":
-                if value not in self.models:
-                    raise ValueError(f"unknown model {value!r}; known: "
-                                     f"{', '.join(self.models)}")
-                self.model_name = value
-            elif name == "geometry":
-                if value not in GEOMETRIES:
-                    raise ValueError(f"unknown geometry {value!r}; known: "
-                                     f"{', '.join(GEOMETRIES)}")
-                if value not in self.geometries:
-                    self.geometries[value] = resolve_geometry(value)
-                self.geometry_name = value
-            elif name in _BY_NAME:
-                c = _BY_NAME[name]
-                try:
-                    v = float(value)
-                except (TypeError, ValueError):
-                    raise ValueError(f"{name} must be a number, got {value!r}") from None
-                if not np.isfinite(v):
-                    raise ValueError(f"{name} must be finite, got {value!r}")
-                if name == "magnify":
-                    v = check_magnify(v)
-                elif c.load_index is None and not v > 0:
-                    raise ValueError(f"{name} must be > 0, got {value!r}")
-                if c.load_index is not None and v != self.values[name]:
-                    self.case = "custom"
-                self.values[name] = v
-            else:
-                known = ", ".join([*_BY_NAME, "case", "model", "geometry"])
-                raise ValueError(f"unknown control {name!r}; known: {known}")
+        new = self._checked(changes)
+        model = self._model(new["model_name"], new["state"], new["values"])
+        load = _load(new["values"], new["case"])
+        geometry = self.geometries.get(new["geometry_name"])
+        if geometry is None:
+            geometry = resolve_geometry(new["geometry_name"])
+        result = self.result
         if set(changes) - {"magnify", "geometry"}:      # display only: nothing to solve
-            self._solve()
+            result = self._solved(model, load)
+        # every check passed and the solve returned: change the session, all at once
+        self.geometries[geometry.name] = geometry
+        self.values = new["values"]
+        self.case, self.model_name = new["case"], new["model_name"]
+        self.state, self.geometry_name = new["state"], new["geometry_name"]
+        if result is not self.result:
+            self.model, self.result = model, result
         self.seq += 1
         self.timings_ms.append(1000.0 * (time.perf_counter() - t0))
         return self.result
 
-    def _set_case(self, name: str) -> None:
-        if name == "unloaded":
-            f = np.zeros(6)
-        elif name in self.cases:
-            f = self.cases[name].as_array()
-        else:
-            raise ValueError(f"unknown load case {name!r}; known: unloaded, "
-                             f"{', '.join(self.cases)}")
-        for c in CONTROLS:
-            if c.load_index is not None:
-                self.values[c.name] = float(f[c.load_index] / c.to_internal)
-        self.case = name
+    def _checked(self, changes: Mapping[str, object]) -> dict:
+        """The controls after ``changes``, each checked (``ValueError`` naming the first bad
+        one); the session is not touched."""
+        values = dict(self.values)
+        new = {"case": self.case, "model_name": self.model_name, "state": self.state,
+               "geometry_name": self.geometry_name}
+        menus = {"case": ("load case", ["unloaded", *self.cases]),
+                 "model": ("model", list(self.models)),
+                 "state": ("clinical state", list(self.state_names)),
+                 "geometry": ("geometry", list(GEOMETRIES))}
+        for name, value in changes.items():
+            if name in menus:
+                what, known = menus[name]
+                if not isinstance(value, str):
+                    raise ValueError(f"{name} must be a {what} name (a string), got "
+                                     f"{value!r}")
+                if value not in known:
+                    raise ValueError(f"unknown {what} {value!r}; known: {', '.join(known)}")
+                if name == "case":
+                    f = np.zeros(6) if value == "unloaded" else self.cases[value].as_array()
+                    for c in CONTROLS:
+                        if c.load_index is not None:
+                            values[c.name] = float(f[c.load_index] / c.to_internal)
+                    new["case"] = value
+                else:
+                    new[{"model": "model_name", "state": "state",
+                         "geometry": "geometry_name"}[name]] = value
+            elif name in _BY_NAME:
+                c = _BY_NAME[name]
+                v = _checked_number(c, value)
+                if c.load_index is not None and v != values[name]:
+                    new["case"] = "custom"
+                values[name] = v
+            else:
+                known = ", ".join([*_BY_NAME, *menus])
+                raise ValueError(f"unknown control {name!r}; known: {known}")
+        return {**new, "values": values}
 
-    def _solve(self) -> None:
-        model = self._model()
-        same = model is self.model
-        warm = self.result.q if (same and self.result.converged) else None
-        result = solve(model, self.load, q0=warm) if warm is not None else None
+    def _solved(self, model: Segment, load: Load) -> EquilibriumResult:
+        """The equilibrium of ``model`` under ``load``: warm-started from the result shown
+        when the model is the same, else (or when that fails) as :func:`segment.solve`
+        solves it, from scratch."""
+        warm = self.result.q if (model is self.model and self.result.converged) else None
+        result = solve(model, load, q0=warm) if warm is not None else None
         if result is None or not result.converged:
             if result is not None:
                 self.warm_failures += 1
-            result = solve(model, self.load)      # from scratch, as segment.solve does
-        self.model, self.result = model, result
+            result = solve(model, load)
+        return result
 
     # ------------------------------------------------------------------ what to draw
     @property
@@ -278,16 +353,21 @@ class ExplorerSession:
         return self.geometries[self.geometry_name]
 
     def parts(self) -> SceneParts:
-        """The numpy scene pieces of the current model variant's base model and geometry."""
-        key = (self.model_name, self.geometry_name)
+        """The numpy scene pieces of the current model in its clinical state (unscaled: the
+        scales change no geometry) and the current display geometry."""
+        key = (self.model_name, self.state, self.geometry_name)
         if key not in self._parts:
-            self._parts[key] = SceneParts(self.models[self.model_name], geometry=self.geometry)
+            self._parts[key] = SceneParts(self.in_state(self.model_name, self.state),
+                                          geometry=self.geometry)
         return self._parts[key]
 
     @property
     def scene_key(self) -> str:
-        """Names the static meshes: a new key means the front end needs a new scene."""
-        return f"{self.model_name}/{self.geometry_name}"
+        """Names the static meshes: a new key means the front end needs a new scene
+        (``model/geometry``, ``model+state/geometry`` in a clinical state: a resected facet
+        is drawn smaller, a removed one not at all)."""
+        model = self.model_name if self.state == INTACT else f"{self.model_name}+{self.state}"
+        return f"{model}/{self.geometry_name}"
 
     def scene(self) -> dict:
         """Static meshes of the current model variant (JSON-ready, mm, vertebra frames)."""
@@ -304,7 +384,7 @@ class ExplorerSession:
             "facets_c6": surface(parts._fac6), "facets_c5": surface(parts._fac5),
             "disc_tris": _loft_faces(7, RING).astype(int).ravel().tolist(),
             "ligaments": list(parts.ligament_names),
-            "facets": [j.side for j in self.models[self.model_name].facets],
+            "facets": [j.side for j in self.in_state(self.model_name, self.state).facets],
         }
 
     def frame(self) -> dict:
@@ -316,6 +396,7 @@ class ExplorerSession:
         ligaments = [{"name": s.name, "a": _round(s.insertion_c6),
                       "b": _round(s.insertion_c5_in_c6), "tension_N": round(s.tension, 3),
                       "taut": bool(s.tension > 0), "ruptured": bool(s.ruptured),
+                      "cut": float(s.cut),
                       "color": tension_color(s.tension, self.tension_range)}
                      for s in r.state.ligaments]
         arrows = []
@@ -340,7 +421,7 @@ class ExplorerSession:
             "disc": _round(parts._disc_points(p, R).ravel()),
             "ligaments": ligaments,
             "arrows": arrows,
-            "title": _title(r),
+            "title": self.title(),
             "status": self.status_text(),
             "converged": bool(r.converged),
             "intact": bool(r.intact),
@@ -349,8 +430,16 @@ class ExplorerSession:
             "values": dict(self.values),
             "case": self.case,
             "model": self.model_name,
+            "state": self.state,
             "geometry": self.geometry_name,
         }
+
+    def title(self) -> str:
+        """The figure's title (:func:`segment.views.parts._title`), after the model's name
+        when the menu has several and the clinical state when it is not intact."""
+        which = [self.model_name] if len(self.models) > 1 else []
+        which += [self.state] if self.state != INTACT else []
+        return (", ".join(which) + ": " if which else "") + _title(self.result)
 
     def displacement_si(self) -> dict:
         """The displayed q: displacement from the unloaded equilibrium [mm, deg] by name."""
@@ -390,8 +479,7 @@ class ExplorerSession:
         lrows = "".join(
             f"<tr><td>{e(s.name)}</td><td class='num' data-ligament='{e(s.name)}'>"
             f"{s.tension:.1f}</td><td class='num'>{100 * s.strain:+.1f}</td>"
-            f"<td>{'ruptured' if s.ruptured else ('beyond eps_max' if s.beyond_max else '')}"
-            "</td></tr>" for s in r.state.ligaments)
+            f"<td>{_ligament_note(s)}</td></tr>" for s in r.state.ligaments)
         l_table = ("<table class='ligaments'><caption>ligaments</caption><tr><th>name</th>"
                    "<th>tension [N]</th><th>strain [%]</th><th></th></tr>" + (lrows or
                    "<tr><td colspan=4>none in this model</td></tr>") + "</table>")

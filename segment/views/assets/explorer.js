@@ -199,7 +199,7 @@ export async function render({ model, el }) {
     fr.ligaments.forEach((l, k) => {
       const m = state.ligs[k];
       if (!m) return;
-      m.visible = !l.ruptured;
+      m.visible = !l.ruptured && !(l.cut >= 1);     // a ligament cut through is gone
       placeBetween(THREE, m, l.a, l.b, l.taut ? TAUT_MM : SLACK_MM);
       m.material.color.set(l.color);
     });
