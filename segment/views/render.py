@@ -194,8 +194,8 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     plotter.add_mesh(m["facets_c6"], color=FACET_COLOR, name="facets_c6")
     plotter.add_mesh(m["facets_c5"], color=FACET_COLOR, name="facets_c5")
     plotter.add_mesh(m["disc"], color=DISC_COLOR, opacity=0.45, name="disc", specular=0.3)
-    bar = dict(title="ligament tension [N]", vertical=True, position_x=0.86, position_y=0.3,
-               height=0.4, width=0.05, title_font_size=font + 2, label_font_size=font + 1,
+    bar = dict(title="ligament tension [N]", vertical=True, position_x=0.9, position_y=0.3,
+               height=0.4, width=0.04, title_font_size=font + 2, label_font_size=font + 1,
                fmt="%.0f", n_labels=5) if not compact else dict(
         title="tension [N]", vertical=True, position_x=0.82, position_y=0.25, height=0.5,
         width=0.06, title_font_size=font, label_font_size=font, fmt="%.0f", n_labels=3)

@@ -16,7 +16,7 @@ RING = 32                      # points per ring of the lofted bone surfaces
 TUBE_RING = 12                 # points per ring of ligament tubes and arrows
 RUPTURED_STUB = 0.3            # torn stub length / strip length, drawn from each insertion
 HALO_RADIUS_FRACTION = 1.35    # dislocation halo radius / facet radius
-LABEL_OFFSET_MM = (-6.0, 12.0, 12.0)   # facet label from the facet centre (y, z: x side)
+LABEL_OFFSET_MM = (-6.0, 10.0, 12.0)   # facet label from the facet centre (y, z: x side)
 
 BONE_C6 = "#c8b68e"
 BONE_C5 = "#f2e8cf"
