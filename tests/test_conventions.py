@@ -29,7 +29,7 @@ LORDOSIS = math.radians(5.2)  # C5's extension relative to C6 at the reference p
 
 @pytest.fixture(scope="module")
 def frames():
-    return IsbFrames.from_anatomy()
+    return IsbFrames.from_ligaments()
 
 
 def _random_poses(n, seed=0):
@@ -49,8 +49,8 @@ def test_the_change_of_axes_is_a_proper_rotation_x_anterior_y_superior_z_right()
     np.testing.assert_array_equal(A @ [0, 1, 0], [0, 0, -1])    # our left y is -Z (Z right)
 
 
-def test_centroids_are_the_midpoints_of_the_body_faces_of_the_anatomy_table(frames):
-    # vertebra_anatomy.csv: C6 faces at x = 8.0 / -8.3 mm, C5 at 7.7 / -8.1 mm (Table 4 of KLG2000)
+def test_centroids_are_the_midpoints_of_the_all_and_pll_insertions(frames):
+    # Table 4 of KLG2000: ALL / PLL at x = 8.0 / -8.3 mm on C6, 7.7 / -8.1 mm on C5
     np.testing.assert_allclose(frames.centroid_c6, [-0.15, 0.0, 0.0], atol=1e-15)
     np.testing.assert_allclose(frames.centroid_c5, [-0.2, 0.0, 0.0], atol=1e-15)
 

@@ -70,8 +70,11 @@ def test_wheel_ships_the_data(tmp_path):
     (wheel,) = tmp_path.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
     names = zipfile.ZipFile(wheel).namelist()
     for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv",
-                  "vertebra_anatomy.csv", "vertebra_geometry.csv"):
+                  "vertebra_geometry.csv"):
         assert f"segment/data/{table}" in names
+    for mesh in ("bp3d_FJ3167_C5_local.obj", "bp3d_FJ3170_C6_local.obj", "SHA256SUMS",
+                 "LICENSE-CC-BY-SA-2.1-JP.txt", "README.md"):   # the bones and their licence
+        assert f"segment/views/assets/meshes/{mesh}" in names
     assert "segment/data/calibrated/ligaments.csv" in names      # the shipped calibrated set
     for data in ("curves/nightingale2002_c5c6_female.csv", "forms/forms.csv",
                  "forms/neutral-zone/space.csv", "forms/neutral-zone/disc_law.csv"):

@@ -261,7 +261,7 @@ def _row(label: str, q, q_from=None) -> None:
         from segment.core.conventions import IsbFrames, isb_coordinates
 
         model = _SHOWN["model"]
-        frames = IsbFrames.from_anatomy()
+        frames = IsbFrames.from_ligaments()
         d = (isb_coordinates(q, model.reference, frames)
              - isb_coordinates(q_from, model.reference, frames))
         shown = np.round(np.concatenate([d[:3], np.degrees(d[3:])]), 3) + 0.0

@@ -1,4 +1,5 @@
-"""``segment render`` and ``segment explore``: 3-D views of the segment (pyvista)."""
+"""``segment render``, ``segment explore`` and ``segment registration``: 3-D views of the
+segment (pyvista) and where their bones come from."""
 
 from __future__ import annotations
 
@@ -39,8 +40,9 @@ def register(sub) -> None:
                         "unloaded pose magnified K times, next to the true pose (default 1: "
                         "not drawn)")
     p.add_argument("--geometry", choices=GEOMETRIES, default=GEOMETRIES[0],
-                   help="display geometry of the bones: anatomical (default: from published "
-                        "cervical dimensions) or simple (tubes); display only")
+                   help="display geometry of the bones: anatomical (default: BodyParts3D "
+                        "meshes of C5 and C6 registered to the model) or simple (tubes); "
+                        "display only")
     e = command(sub, "explore", run_explore,
                 help="interactive 3-D explorer with load sliders: a window (needs a display) "
                      "or, with --web, a page in your browser")
@@ -63,6 +65,13 @@ def register(sub) -> None:
                    help="with --web: also offer the members of a virtual population in the "
                         "model menu (a folder written by 'segment calibrate --curves --each "
                         "--out DIR': one data folder per specimen)")
+
+    g = command(sub, "registration", run_registration,
+                help="print how the bone meshes are registered to the model: every landmark, "
+                     "its error [mm], RMS and largest error per vertebra")
+    g.add_argument("--scale", action="store_true",
+                   help="fit a similarity (uniform scale) instead of the rigid motion the views "
+                        "use, for comparison")
 
 
 # What the off-screen renderer (VTK on Mesa's llvmpipe) can produce, measured with
@@ -173,4 +182,21 @@ def run_explore(args, argv) -> int:
               "use 'segment explore --web' for the explorer in a browser", file=sys.stderr)
         return EXIT_USAGE
     viz.explore(model_for(args), geometry=args.geometry)
+    return 0
+
+
+def run_registration(args, argv) -> int:
+    import pandas as pd
+
+    from segment.core.io import load_parameters
+    from segment.views.registration import register, registration_table, summary
+
+    params = load_parameters(args.data, strict=not args.allow_implausible)
+    table = registration_table(parameters=params, scale=args.scale)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table.round(2).to_string(index=False))
+    for v in ("C5", "C6"):
+        print(summary(register(v, parameters=params, scale=args.scale)))
+    print("point and surface landmarks are fitted (error: distance to the partner on the bone, "
+          "mm); check: not fitted (error: signed distance to the bone, negative inside)")
     return 0

@@ -41,10 +41,10 @@ The transform, with ``A`` the change of axes (ours -> ISB: X = x, Y = z, Z = -y)
 frame's axes (the display geometry draws the endplates perpendicular to z and the body
 symmetric about y = 0, SOURCES.md §7). The centroid is the midpoint of the centres of the
 superior and inferior endplates (the definition of Stokes et al.'s proposal to the ISB,
-SOURCES.md §12), each endplate centre the middle of the body outline of
-``data/vertebra_anatomy.csv``: x halfway between the anterior face (``body_anterior_x_mm``)
-and the posterior face (``body_posterior_x_mm``), y = 0, and the endplates at
-z = +-``body_height_mm``/2 around the frame origin as the display draws them, so z = 0.
+SOURCES.md §12), each endplate centre the middle of the body: x halfway between the
+anterior face, which passes through the ALL insertion of Table 4, and the posterior face,
+which passes through the PLL insertion (SOURCES.md §7 (j)), y = 0 (the body is symmetric), z = 0 (the endplates lie
+symmetric about the frame origin, assumed).
 That gives (-0.15, 0, 0) mm in C6 and (-0.2, 0, 0) mm in C5.
 
 Examples
@@ -53,7 +53,7 @@ Examples
 >>> from segment.core.conventions import IsbFrames, isb_coordinates
 >>> from segment.elements.kinematics import ReferencePose
 >>> reference = ReferencePose((-2.8, 0.0, 17.4), -5.2)
->>> frames = IsbFrames.from_anatomy()
+>>> frames = IsbFrames.from_ligaments()
 >>> q = np.array([0, 0, 0, 0, np.radians(4.0), 0])          # 4 deg of flexion
 >>> np.round(np.degrees(isb_coordinates(q, reference, frames)[3:]), 9) + 0.0
 array([1.2, 0. , 0. ])
@@ -63,11 +63,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import _Table, data_dir
 from segment.elements.kinematics import cardan_xyz, pose, rotation_x, rotation_y, rotation_z
 
 __all__ = ["AXES_KLG_TO_ISB", "CONVENTIONS", "ISB_COLUMNS", "ISB_COORDINATES", "IsbFrames",
@@ -92,9 +90,6 @@ ISB_COORDINATES = (
     ("gamma", "deg", "about e3 (C5 Y): + left axial rotation"),
 )
 """Name, unit and sign of the six JCS coordinates."""
-
-ANATOMY_FILE = "vertebra_anatomy.csv"
-
 
 def check_convention(convention: str) -> str:
     """``convention`` if it is one of :data:`CONVENTIONS`, else a ValueError naming them."""
@@ -132,32 +127,29 @@ class IsbFrames:
             object.__setattr__(self, name, v)
 
     @classmethod
-    def from_anatomy(cls, path=None) -> IsbFrames:
-        """Centroids from ``data/vertebra_anatomy.csv`` (or the table at ``path``): x halfway
-        between ``body_anterior_x_mm`` and ``body_posterior_x_mm``, y = z = 0 (module
-        docstring)."""
-        path = Path(data_dir() / ANATOMY_FILE if path is None else path)
-        t = _Table(path, ("vertebra", "dimension", "value"), collect=True)
-        want = {(v, d): None for v in ("C5", "C6")
-                for d in ("body_anterior_x_mm", "body_posterior_x_mm")}
-        for i, row in t.rows():
-            key = (row["vertebra"], row["dimension"])
-            if key in want:
-                want[key] = t.number(i, row, "value")
-        missing = [f"{v} {d}" for (v, d), x in want.items() if x is None]
-        if missing:
-            t.error(None, "dimension", f"missing row(s) {', '.join(missing)} (the body "
-                                       "centroid of the ISB frames needs them)")
-        t.finish()
+    def from_ligaments(cls, ligaments=None) -> IsbFrames:
+        """Centroids from the insertions of the anterior and posterior longitudinal ligaments
+        (Table 4 of KLG2000, after de Jager 1996): the anterior body face passes through the
+        ALL insertion and the posterior face through the PLL insertion (SOURCES.md §7 (j));
+        the centroid is x halfway between them, y = z = 0 (module docstring).
+
+        ``ligaments``: the ligament records to read (e.g. ``model.ligaments``); default, or
+        when they lack the ALL or the PLL, the packaged ``ligaments.csv``."""
+        named = {x.name: x for x in (ligaments or ())}
+        if "ALL" not in named or "PLL" not in named:
+            from segment.core.io import load_parameters
+
+            named = {x.name: x for x in load_parameters().ligaments}
         centroids = {}
-        for v in ("C5", "C6"):
-            front, back = want[(v, "body_anterior_x_mm")], want[(v, "body_posterior_x_mm")]
-            if not (math.isfinite(front) and math.isfinite(back) and front > back):
-                raise ValueError(f"{path.name}: {v} body_anterior_x_mm ({front:g}) must lie "
-                                 f"in front of body_posterior_x_mm ({back:g})")
+        for v, attr in (("C5", "insertion_c5"), ("C6", "insertion_c6")):
+            front = float(getattr(named["ALL"], attr)[0])
+            back = float(getattr(named["PLL"], attr)[0])
+            if not front > back:
+                raise ValueError(f"the {v} insertion of the ALL (x = {front:g} mm) must lie in "
+                                 f"front of the PLL's (x = {back:g} mm)")
             centroids[v] = np.array([0.5 * (front + back), 0.0, 0.0])
         return cls(centroid_c6=centroids["C6"], centroid_c5=centroids["C5"],
-                   source=f"{path.name}: midpoint of the endplate centres (SOURCES.md §12)")
+                   source="midpoint of the ALL and PLL insertions of Table 4 (SOURCES.md §12)")
 
 
 def jcs_rotation(alpha: float, beta: float, gamma: float) -> np.ndarray:
@@ -212,7 +204,7 @@ def isb_coordinates(q, reference, frames: IsbFrames) -> np.ndarray:
     reference : ReferencePose
         The model's reference pose (``model.reference``).
     frames : IsbFrames
-        The body centroids (:meth:`IsbFrames.from_anatomy`).
+        The body centroids (:meth:`IsbFrames.from_ligaments`).
     """
     H, R_isb = _isb_pose(q, reference, frames)
     angles = jcs_angles(R_isb)
@@ -255,7 +247,7 @@ def result_table(result, *, convention: str = "isb", frames: IsbFrames | None = 
 
     if check_convention(convention) == "klg":
         return result.table()
-    frames = IsbFrames.from_anatomy() if frames is None else frames
+    frames = IsbFrames.from_ligaments() if frames is None else frames
     reference = result.model.reference
     now = isb_coordinates(result.q, reference, frames)
     ref = isb_coordinates(np.zeros(6), reference, frames)
@@ -285,7 +277,7 @@ def isb_frame(q_rows, reference, frames: IsbFrames | None = None, *, q_unloaded=
         Our joint coordinates [mm, rad], one pose a row.
     reference : ReferencePose
     frames : IsbFrames, optional
-        Default: :meth:`IsbFrames.from_anatomy`.
+        Default: :meth:`IsbFrames.from_ligaments`.
     q_unloaded : array_like, shape (6,), optional
         With it, the columns ``isb_*_from_unloaded_*`` give the change from that pose.
 
@@ -297,7 +289,7 @@ def isb_frame(q_rows, reference, frames: IsbFrames | None = None, *, q_unloaded=
     """
     import pandas as pd
 
-    frames = IsbFrames.from_anatomy() if frames is None else frames
+    frames = IsbFrames.from_ligaments() if frames is None else frames
     q_rows = np.atleast_2d(np.asarray(q_rows, dtype=float))
     if q_rows.ndim != 2 or q_rows.shape[1] != 6:
         raise ValueError(f"q_rows must have shape (n, 6), got {q_rows.shape}")

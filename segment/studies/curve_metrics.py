@@ -585,7 +585,7 @@ def icr_path(model, *, extension_Nm: float = 1.8, flexion_Nm: float = 1.8, steps
     """
     from segment.core.conventions import IsbFrames
 
-    frames = IsbFrames.from_anatomy() if frames is None else frames
+    frames = IsbFrames.from_ligaments() if frames is None else frames
     moments, Q, ok = _fe_path(model, extension_Nm, flexion_Nm, steps)
     Rs, ps = _poses(model, Q)
     c6 = frames.centroid_c6
@@ -621,7 +621,7 @@ def anderst_comparison(model, *, extension_Nm: float = 1.8, flexion_Nm: float = 
     """
     from segment.core.conventions import IsbFrames
 
-    frames = IsbFrames.from_anatomy()
+    frames = IsbFrames.from_ligaments()
     path = icr_path(model, extension_Nm=extension_Nm, flexion_Nm=flexion_Nm, steps=steps,
                     frames=frames)
     good = path[path["converged"]]

@@ -32,6 +32,7 @@ from segment.views.style import (
     ARROW_SHAFT_MM,
     DISC_BULGE_MM,
     HALO_RADIUS_FRACTION,
+    LABEL_OFFSET_MM,
     LIGAMENT_SLACK_MM,
     LIGAMENT_TAUT_MM,
     RUPTURED_STUB,
@@ -157,8 +158,9 @@ class SceneParts:
         points, labels, lines = [], [], []
         for joint, f in zip(self.model.facets, state.facets, strict=True):
             side = np.sign(joint.disc_c6.center[1]) or 1.0
-            # left label above the joint, right label below: apart in lateral views too
-            points.append(joint.disc_c6.center + np.array([-6.0, 8.0 * side, 12.0 * side]))
+            # behind and lateral of the joint, clear of the articular pillar; the left label
+            # above the joint, the right one below: apart in lateral views too
+            points.append(joint.disc_c6.center + LABEL_OFFSET_MM * np.array([1.0, side, side]))
             # a dislocated joint (C5's facet has left C6's) is named in capitals
             state_text = "DISLOCATED" if f.dislocated else f.regime
             labels.append(f"{f.side}: {state_text}")

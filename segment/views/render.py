@@ -25,18 +25,24 @@ from segment.views.scene import Scene, SceneTemplate, _title, build_scene
 from segment.views.style import (
     ARROW_COLOR,
     AUTO_VIEW_BY_DOF,
+    AXIS_LABEL_MIN_SCREEN,
     BONE_C5,
     BONE_C6,
+    BONE_SPECULAR,
+    CAMERA_MARGIN,
+    CAMERA_VIEW_ANGLE_DEG,
     DEFAULT_SIZE,
     DISC_COLOR,
     DISLOCATED_COLOR,
     FACET_COLOR,
     GHOST,
+    GHOST_OPACITY,
     LEGEND,
     MAGNIFIED_COLOR,
     MAGNIFIED_OPACITY,
     RUPTURED_COLOR,
     SLACK_COLOR,
+    SSAO_RADIUS_MM,
     TENSION_CMAP,
     VIEWS,
 )
@@ -85,17 +91,44 @@ def _resolve_view(view: str, result: EquilibriumResult) -> str:
 
 
 def _camera(plotter: pv.Plotter, view: str, scene: Scene):
+    """Point the active renderer's camera along ``view`` at both vertebrae, close enough
+    that their outline (projected on the screen) fills the picture with a margin."""
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
-    direction, up = VIEWS[view]
-    bounds = np.array(scene.meshes["c6"].bounds).reshape(3, 2)
-    hi = np.array(scene.meshes["c5"].bounds).reshape(3, 2)
-    lo_all, hi_all = np.minimum(bounds[:, 0], hi[:, 0]), np.maximum(bounds[:, 1], hi[:, 1])
-    focal = 0.5 * (lo_all + hi_all)
-    size = float(np.linalg.norm(hi_all - lo_all))
-    d = np.asarray(direction, float) / np.linalg.norm(direction)
-    plotter.camera_position = [tuple(focal + 1.65 * size * d), tuple(focal), up]
-    plotter.camera.view_angle = 30.0
+    direction, up = (np.asarray(a, float) for a in VIEWS[view])
+    towards = direction / np.linalg.norm(direction)
+    right = np.cross(-towards, up)
+    right /= np.linalg.norm(right)
+    true_up = np.cross(right, -towards)
+    pts = np.vstack([scene.meshes["c6"].points, scene.meshes["c5"].points])
+    screen = pts @ np.column_stack([right, true_up, towards])
+    lo, hi = screen.min(axis=0), screen.max(axis=0)
+    mid = 0.5 * (lo + hi)
+    focal = mid[0] * right + mid[1] * true_up + mid[2] * towards
+    x0, y0, x1, y1 = plotter.renderer.GetViewport()
+    w, h = plotter.window_size
+    aspect = max((x1 - x0) * w, 1.0) / max((y1 - y0) * h, 1.0)
+    half = max(0.5 * (hi[1] - lo[1]), 0.5 * (hi[0] - lo[0]) / aspect)
+    dist = CAMERA_MARGIN * half / np.tan(np.radians(0.5 * CAMERA_VIEW_ANGLE_DEG)) \
+        + 0.5 * (hi[2] - lo[2])
+    plotter.camera_position = [tuple(focal + dist * towards), tuple(focal), tuple(true_up)]
+    plotter.camera.view_angle = CAMERA_VIEW_ANGLE_DEG
+    plotter.renderer.ResetCameraClippingRange()
+
+
+def _axes_labels(view: str) -> tuple[dict, str]:
+    """Labels of the orientation axes in ``view`` and a note for those left out: an axis
+    pointing mostly along the line of sight is drawn without a label (its tip lies on the
+    origin, where the label would run into the others: "anterioleft") and named in words."""
+    labels, along = {}, []
+    for key, (name, (dx, dy, dz)) in zip(("xlabel", "ylabel", "zlabel"),
+                                         screen_axes(view).items(), strict=True):
+        if np.hypot(dx, dy) < AXIS_LABEL_MIN_SCREEN:
+            labels[key] = ""
+            along.append(f"{name} {'towards' if dz > 0 else 'away from'} the viewer")
+        else:
+            labels[key] = name
+    return labels, "; ".join(along)
 
 
 class _Overlay:
@@ -138,11 +171,10 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     """Add the meshes of ``scene`` to the active renderer of ``plotter``."""
     m = scene.meshes
     font = 9 if compact else 12
-    bones = [plotter.add_mesh(m["c6"], color=BONE_C6, smooth_shading=False, specular=0.2,
-                              name="c6"),
-             plotter.add_mesh(m["c5"], color=BONE_C5, smooth_shading=False, specular=0.2,
-                              name="c5"),
-             plotter.add_mesh(m["c5_reference"], color=GHOST, opacity=0.18,
+    bone = dict(smooth_shading=False, specular=BONE_SPECULAR, specular_power=20.0)
+    bones = [plotter.add_mesh(m["c6"], color=BONE_C6, name="c6", **bone),
+             plotter.add_mesh(m["c5"], color=BONE_C5, name="c5", **bone),
+             plotter.add_mesh(m["c5_reference"], color=GHOST, opacity=GHOST_OPACITY,
                               name="c5_reference", smooth_shading=False)]
     if scene.magnify > 1.0:   # next to the true pose, never instead of it
         bones.append(plotter.add_mesh(m["c5_magnified"], color=MAGNIFIED_COLOR,
@@ -150,6 +182,9 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
                                       name="c5_magnified"))
     for actor in bones:       # shaded with the meshes' own point normals (kept up to date)
         actor.prop.interpolation = "phong"
+    for actor in bones[2:]:   # behind C5 where they coincide (the ghost at rest): no z-fight
+        actor.mapper.SetResolveCoincidentTopologyToPolygonOffset()
+        actor.mapper.SetRelativeCoincidentTopologyPolygonOffsetParameters(2.0, 4.0)
     if scene.magnify > 1.0 and not compact:      # grid panels say it in their titles
         plotter.add_point_labels(
             scene.magnify_label_point[None, :], [f"C5 x{scene.magnify:g}"],
@@ -159,8 +194,8 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
     plotter.add_mesh(m["facets_c6"], color=FACET_COLOR, name="facets_c6")
     plotter.add_mesh(m["facets_c5"], color=FACET_COLOR, name="facets_c5")
     plotter.add_mesh(m["disc"], color=DISC_COLOR, opacity=0.45, name="disc", specular=0.3)
-    bar = dict(title="ligament tension [N]", vertical=True, position_x=0.86, position_y=0.3,
-               height=0.4, width=0.05, title_font_size=font + 2, label_font_size=font + 1,
+    bar = dict(title="ligament tension [N]", vertical=True, position_x=0.9, position_y=0.3,
+               height=0.4, width=0.04, title_font_size=font + 2, label_font_size=font + 1,
                fmt="%.0f", n_labels=5) if not compact else dict(
         title="tension [N]", vertical=True, position_x=0.82, position_y=0.25, height=0.5,
         width=0.06, title_font_size=font, label_font_size=font, fmt="%.0f", n_labels=3)
@@ -169,11 +204,10 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
                      name="ligaments")
     if "ruptured" in m and m["ruptured"].n_points:
         plotter.add_mesh(m["ruptured"], color=RUPTURED_COLOR, name="ruptured")
-    if "dislocated" in m and m["dislocated"].n_points:
-        plotter.add_mesh(m["dislocated"], color=DISLOCATED_COLOR, opacity=0.7,
-                         name="dislocated")
     overlay = _Overlay(plotter, plotter.renderer)
     overlay.add(m["arrows"], ARROW_COLOR)
+    if "dislocated" in m and m["dislocated"].n_points:     # over the bone: an alarm
+        overlay.add(m["dislocated"], DISLOCATED_COLOR).prop.opacity = 0.7
     title = plotter.add_text(scene.title, position="upper_edge", font_size=font,
                              color="black", name="title")
     legend = "" if compact else LEGEND
@@ -189,10 +223,14 @@ def _draw(plotter: pv.Plotter, scene: Scene, *, clim, view="oblique", compact=Fa
             point_size=1, shape_opacity=0.6, shape_color="white", text_color="black",
             always_visible=True, show_points=False, name="facet_labels")
     if axes:
-        plotter.add_axes(xlabel="anterior", ylabel="left", zlabel="superior", line_width=3,
-                         color="black", viewport=(0.0, 0.0, 0.22, 0.22) if not compact
-                         else (0.0, 0.0, 0.3, 0.3))
+        names, note = _axes_labels(view)
+        box = (0.0, 0.0, 0.22, 0.22) if not compact else (0.0, 0.0, 0.3, 0.3)
+        plotter.add_axes(**names, line_width=3, color="black", viewport=box)
+        if note:
+            plotter.add_text(note, position="lower_left", font_size=font - 5,
+                             color="black", name="axes_note")
     plotter.set_background("white")
+    plotter.enable_ssao(radius=SSAO_RADIUS_MM, bias=0.3, kernel_size=64)
     _camera(plotter, view, scene)
     return _Drawn(title, facet_text, label_actor)
 
@@ -238,14 +276,16 @@ def render(result: EquilibriumResult, path: str | Path, *, size=DEFAULT_SIZE,
     view : str
         ``auto`` (default: lateral for AS, PS, TNS, CMP, FLX, EXT; posterior for LS, LB, AR;
         oblique for combined loads), ``oblique`` (posterolateral from the left and above),
-        ``lateral`` (from the left), ``posterior``, ``anterior`` or ``superior``.
+        ``lateral`` (from the left, a little in front and above the true lateral, so that
+        the transverse processes do not hide the bodies), ``posterior``, ``anterior`` or
+        ``superior`` (:data:`segment.views.style.VIEWS`).
     clim : (float, float), optional
         Tension colour range [N] (default: 0 to the largest tension, rounded up to 5 N).
     geometry : str or loaded geometry, optional
-        Display geometry of the bones: ``"anatomical"`` (default: body, uncinate processes,
-        pedicles, articular pillars carrying the facets, laminae, bifid spinous process,
-        transverse processes; :mod:`segment.views.anatomy`) or ``"simple"`` (tapered tubes,
-        ``data/vertebra_geometry.csv``). Display only: the mechanics never read it.
+        Display geometry of the bones: ``"anatomical"`` (default: the BodyParts3D meshes of
+        a real C5 and C6 registered to the model's landmarks, :mod:`segment.views.anatomy`)
+        or ``"simple"`` (tapered tubes, ``data/vertebra_geometry.csv``). Display only: the
+        mechanics never read it.
     magnify : float
         >= 1. Above 1, C5 is drawn a second time, orange and labelled ``C5 xK``, with its
         displacement from the unloaded equilibrium magnified K times, next to the true pose

@@ -4,14 +4,13 @@ What is drawn, and from where:
 
 =================  ============================================================================
 C6, C5             display geometry, not used by the mechanics. ``"anatomical"`` (default,
-                   :mod:`segment.views.anatomy`, ``data/vertebra_anatomy.csv``): body with
-                   concave endplates and uncinate processes, pedicles, articular pillars,
-                   laminae, bifid spinous process, transverse processes around the foramen
-                   transversarium, from published cervical dimensions. ``"simple"``
-                   (``data/vertebra_geometry.csv``): tapered tubes. Both build the articular
-                   pillars between each vertebra's inferior and superior facet faces of the
-                   contact model (``data/facets.csv``). C5 is placed at the solved pose: a
-                   C5-frame point ``a`` is drawn at ``p + R a``.
+                   :mod:`segment.views.anatomy`): the BodyParts3D surface meshes of a real
+                   C5 and C6, registered to the model's landmarks (body centres, facet
+                   centres, ligament insertions; :mod:`segment.views.registration`).
+                   ``"simple"`` (``data/vertebra_geometry.csv``): tapered tubes, with
+                   articular pillars between each vertebra's inferior and superior facet
+                   faces of the contact model (``data/facets.csv``). C5 is placed at the
+                   solved pose: a C5-frame point ``a`` is drawn at ``p + R a``.
 C5 reference       the same C5 at the unloaded equilibrium, translucent ghost.
 facet cylinders    the contact model's discs (centre, normal, radius) drawn as cylinders whose
                    end face is the contact face; the solid lies behind the face.

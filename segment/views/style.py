@@ -16,10 +16,14 @@ RING = 32                      # points per ring of the lofted bone surfaces
 TUBE_RING = 12                 # points per ring of ligament tubes and arrows
 RUPTURED_STUB = 0.3            # torn stub length / strip length, drawn from each insertion
 HALO_RADIUS_FRACTION = 1.35    # dislocation halo radius / facet radius
+LABEL_OFFSET_MM = (-6.0, 10.0, 12.0)   # facet label from the facet centre (y, z: x side)
 
 BONE_C6 = "#c8b68e"
 BONE_C5 = "#f2e8cf"
 GHOST = "#5d8aa8"
+GHOST_OPACITY = 0.18
+BONE_SPECULAR = 0.3            # a little gloss: the shape of the bone reads from its highlights
+SSAO_RADIUS_MM = 3.0           # ambient occlusion (VTK's SSAO) darkens creases and joints
 MAGNIFIED_COLOR = "#ff7f0e"    # the magnified C5 (display only)
 MAGNIFIED_OPACITY = 0.55
 DISC_COLOR = "#6fa8dc"
@@ -34,12 +38,17 @@ TENSION_STOPS = ("#0d0887", "#4c02a1", "#7e03a8", "#a92395", "#cc4778", "#e56b5d
 """matplotlib's plasma at 0, 1/8, ..., 1 (CC0): the browser explorer's tension colours,
 interpolated linearly (tests hold them to matplotlib's map)."""
 DEFAULT_SIZE = (1200, 900)
+CAMERA_VIEW_ANGLE_DEG = 30.0   # vertical field of view of the renders [deg]
+CAMERA_MARGIN = 1.3            # the vertebrae's outline fills 1 / 1.3 of the picture's height
+AXIS_LABEL_MIN_SCREEN = 0.5    # an orientation axis shorter than this on screen is not labelled
 LEGEND = "\nred arrows: facet force on C5; blue ghost: C5 unloaded"
 
 VIEWS = {
     # camera direction (from the focal point towards the eye) and view-up, C6 axes
-    "oblique": ((-0.6, 0.85, 0.75), (0.0, 0.0, 1.0)),
-    "lateral": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    "oblique": ((-0.75, 0.85, 0.4), (0.0, 0.0, 1.0)),
+    # from the left, 14 deg in front of the true lateral and 8 deg above it: the transverse
+    # processes, which project in front of the articular pillars, would hide the bodies
+    "lateral": ((0.25, 1.0, 0.15), (0.0, 0.0, 1.0)),
     "posterior": ((-1.0, 0.25, 0.35), (0.0, 0.0, 1.0)),
     "anterior": ((1.0, 0.0, 0.15), (0.0, 0.0, 1.0)),
     "superior": ((0.0, 0.0, 1.0), (1.0, 0.0, 0.0)),

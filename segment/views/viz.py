@@ -6,8 +6,9 @@ code lives in one module per concept:
 * :mod:`segment.views.style`: glyph sizes [mm], colours and cameras;
 * :mod:`segment.views.geometry`: the simple display geometry table, mesh primitives and the
   facet surfaces (numpy only, in each vertebra's frame);
-* :mod:`segment.views.anatomy`: the anatomical display geometry (the default) from published
-  cervical dimensions, ``data/vertebra_anatomy.csv`` (numpy only);
+* :mod:`segment.views.meshes`, :mod:`segment.views.registration`,
+  :mod:`segment.views.anatomy`: the anatomical display geometry (the default), BodyParts3D
+  meshes of C5 and C6 registered to the model's landmarks (numpy only);
 * :mod:`segment.views.scene`: the pyvista meshes of one pose (:class:`Scene`,
   :class:`SceneTemplate`, :func:`build_scene`), updated in place for live views;
 * :mod:`segment.views.render`: :func:`plot`, :func:`render`, :func:`render_grid`,
@@ -23,7 +24,6 @@ from __future__ import annotations
 from segment.core.io import data_dir
 from segment.views.anatomy import (
     ANATOMICAL_PARTS,
-    ANATOMY_FILE,
     GEOMETRIES,
     AnatomicalGeometry,
     load_anatomy,
@@ -64,7 +64,6 @@ from segment.views.style import ARROW_MM_PER_N
 
 __all__ = [
     "ANATOMICAL_PARTS",
-    "ANATOMY_FILE",
     "ARROW_MM_PER_N",
     "GEOMETRIES",
     "AnatomicalGeometry",

@@ -35,8 +35,9 @@ def write(rep, s) -> None:
               "small to see), next to the true pose, never instead of it. Panel titles and "
               "the tables give the true main displacement from the unloaded equilibrium. "
               "Sagittal cases seen from the left, LS, LB and AR from behind. The vertebrae "
-              "are display geometry from published cervical dimensions; the mechanics never "
-              "use it.")
+              "are display geometry, the BodyParts3D meshes of a real C5 and C6 (© The "
+              "Database Center for Life Science, CC BY-SA 2.1 JP) registered to the model's "
+              "landmarks; the mechanics never use them.")
     shown = s.disp[["configuration", "case", *DISPLACEMENT_COLUMNS, "iterations", "intact"]]
     rep.table("displacements", s.disp, shown)
     beyond = s.disp[~s.disp["intact"]]

@@ -12,7 +12,7 @@ const COLORS = {
   disc: 0x6fa8dc, arrow: 0xd62728,
 };
 const VIEWS = {  // camera direction from the focal point, C6 axes (as segment.views.style)
-  lateral: [0, 1, 0], posterior: [-1, 0.25, 0.35], oblique: [-0.6, 0.85, 0.75],
+  lateral: [0.25, 1, 0.15], posterior: [-1, 0.25, 0.35], oblique: [-0.75, 0.85, 0.4],
   anterior: [1, 0, 0.15], superior: [0.001, 0, 1],
 };
 const TAUT_MM = 1.0, SLACK_MM = 0.35, SHAFT_MM = 0.7, HEAD_MM = 1.8;
