@@ -43,8 +43,8 @@ symmetric about y = 0, SOURCES.md §7). The centroid is the midpoint of the cent
 superior and inferior endplates (the definition of Stokes et al.'s proposal to the ISB,
 SOURCES.md §12), each endplate centre the middle of the body: x halfway between the
 anterior face, which passes through the ALL insertion of Table 4, and the posterior face,
-which passes through the PLL insertion (SOURCES.md §7 (j)), y = 0 (the body is symmetric), z = 0 (the endplates lie
-symmetric about the frame origin, assumed).
+which passes through the PLL insertion (SOURCES.md §7 (j)), y = 0 (the body is
+symmetric), z = 0 (the endplates lie symmetric about the frame origin, assumed).
 That gives (-0.15, 0, 0) mm in C6 and (-0.2, 0, 0) mm in C5.
 
 Examples
