@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the main job in a fresh copy
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -383,14 +383,17 @@ def test_python_dash_m_segment(tmp_path):
 def test_verbose_logs_and_quiet_silences(capsys, tmp_path):
     import logging
 
+    logger = logging.getLogger("segment")
+    before = (list(logger.handlers), logger.level, logger.propagate)
     code, _, err = run(capsys, "-v", "simulate", "FLX", "--t-end", "0.01")
     assert code == EXIT_OK and "segment.simulate: simulating FLX for 0.01 s (step)" in err
-    assert logging.getLogger("segment").level == logging.INFO
     code, _, err = run(capsys, "simulate", "FLX", "--t-end", "0.01", "-q")
     assert code == EXIT_OK and err == ""
-    assert logging.getLogger("segment").level == logging.ERROR
     code, _, _ = run(capsys, "solve", "FLX", "-vv")
-    assert logging.getLogger("segment").level == logging.DEBUG
+    assert code == EXIT_OK
+    # the command line leaves the logger as it found it (no handler bound to a stderr that
+    # the caller may close: a test's capture, a notebook's)
+    assert (list(logger.handlers), logger.level, logger.propagate) == before
 
 
 def test_render_prints_the_file_it_wrote(capsys, tmp_path):

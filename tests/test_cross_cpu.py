@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the main job with another CPU's kernels
+
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "validation" / "report"
 TIMEOUT_S = 1800          # numba compiles every kernel afresh for the generic CPU: ~1 min

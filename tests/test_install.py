@@ -13,6 +13,8 @@ import pytest
 import segment
 from segment._extras import DIST_NAME, MissingExtraError, install_hint, require
 
+pytestmark = pytest.mark.slow  # fresh virtual environments and wheels (minutes)
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 900
 

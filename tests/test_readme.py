@@ -18,6 +18,7 @@ def _blocks(lang):
     return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
 
 
+@pytest.mark.slow  # every README example
 def test_python_examples_run(tmp_path, monkeypatch):
     """The README's examples pass the standard tool, ``python -m doctest README.md``: every
     python block, in order, in one namespace (later blocks use earlier names), with no option
@@ -43,6 +44,7 @@ def _segment_commands():
     return cmds
 
 
+@pytest.mark.slow  # every README command
 @pytest.mark.parametrize("argv", _segment_commands(), ids=" ".join)
 def test_cli_commands_in_readme_run(argv, tmp_path, monkeypatch):
     from segment.cli import main
@@ -63,6 +65,7 @@ def test_benchmark_command_in_readme_exists():
     assert (ROOT / "benchmarks" / "bench_solve.py").exists()
 
 
+@pytest.mark.slow  # builds a wheel
 def test_wheel_ships_the_data(tmp_path):
     """``pip install .`` (not only editable) must find the CSV tables."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

@@ -14,6 +14,8 @@ from segment.cli import main
 from segment.reference import load_reference, reference_dir
 from segment.report import build_report
 
+pytestmark = pytest.mark.slow  # builds the validation report
+
 ROOT = Path(__file__).resolve().parent.parent
 CSV_RTOL = 1e-5     # the report's CSVs hold 6 significant digits (document.CSV_FLOAT_FORMAT)
 COMMITTED = ROOT / "validation" / "report"

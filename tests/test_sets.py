@@ -90,6 +90,7 @@ def test_sensitivities_in_the_kernel_equal_the_single_solve(model, space, P, loa
                                    atol=1e-12)
 
 
+@pytest.mark.slow  # numba's parallel kernels from several threads
 def test_several_threads_at_once_give_the_same_numbers(model, space, P, loads, in_process):
     """Dask's threaded workers call the kernels from several threads: no abort, same q."""
     out = {}
@@ -131,6 +132,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # numba's parallel kernels in a subprocess
 def test_sensitivity_kernels_are_safe_on_the_workqueue_layer(tmp_path):
     """numba's workqueue layer (where no OpenMP runtime is installed) aborts the process when
     two threads launch parallel kernels at once: every parallel kernel of the sensitivity
@@ -152,6 +154,7 @@ def test_n_threads_is_checked(model, loads):
         launch(print, n_threads=10_000)
 
 
+@pytest.mark.slow  # starts a dask cluster
 def test_dask_local_cluster_gives_identical_results(model, space, P, loads, in_process):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,

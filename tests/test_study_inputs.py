@@ -360,6 +360,7 @@ def test_out_of_range_indices_are_never_printed():
     plt.close(fig)
 
 
+@pytest.mark.slow  # a Sobol study
 def test_a_study_where_failures_concentrate_is_refused(inputs):
     """Every stiffness of the model at 5 % of the published one (loaded with strict=False):
     most sets fail, and which ones depends on the disc's flexion stiffness factor. The
@@ -376,6 +377,7 @@ def test_a_study_where_failures_concentrate_is_refused(inputs):
     assert segment.sobol.dominant_parameters(r)[0].startswith("no Sobol indices:")
 
 
+@pytest.mark.slow  # a Sobol study on the command line
 def test_a_study_where_every_set_fails_is_refused_on_the_command_line(capsys, inputs,
                                                                        tmp_path):
     """Issue: a study where every set failed gave exit 0, '736 failed', then 'does not vary

@@ -363,6 +363,7 @@ def test_cli_render_magnify(tmp_path, capsys):
     assert "--magnify must be a number >= 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a subprocess with a render
 def test_plot_without_a_display_opens_no_x_window(tmp_path):
     """``viz.plot(...)`` in a notebook on a machine without a display printed VTK's "bad X
     server connection" warning (with colour codes) into the committed notebooks (issue 20)."""

@@ -59,16 +59,26 @@ def build_parser() -> Parser:
     return parser
 
 
-def _configure_logging(args) -> None:
+def _configure_logging(args):
+    """Log the package's messages to stderr at the level of ``-v``/``-q``; returns a function
+    that puts the ``segment`` logger back as it was (the command line may run inside another
+    program, e.g. a test: a handler bound to that program's stderr must not outlive the
+    command)."""
     level = (logging.ERROR if args.quiet else
              {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root = logging.getLogger("segment")
+    before = (list(root.handlers), root.level, root.propagate)
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
     logging.captureWarnings(False)
+
+    def restore():
+        root.handlers[:], level_before, root.propagate = before[0], before[1], before[2]
+        root.setLevel(level_before)
+    return restore
 
 
 def _warn_one_line(message, category, filename, lineno, file=None, line=None):
@@ -84,14 +94,19 @@ def main(argv=None) -> int:
         args = parser.parse_args(join_negative_numbers(argv))
     except SystemExit as exc:   # --help, --version and usage errors: argparse has printed
         return int(exc.code or 0)
-    _configure_logging(args)
+    restore_logging = _configure_logging(args)
     from segment import _progress
 
+    progress_before = _progress.ENABLED
     _progress.ENABLED = False if args.quiet else None
-    _compile_notice(args)
-    with warnings.catch_warnings():
-        warnings.showwarning = _warn_one_line
-        return _run(args, argv)
+    try:
+        _compile_notice(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warn_one_line
+            return _run(args, argv)
+    finally:
+        _progress.ENABLED = progress_before
+        restore_logging()
 
 
 EXIT_BROKEN_PIPE = 141
