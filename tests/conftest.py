@@ -1,12 +1,25 @@
 """Shared fixtures. (segment.viz chooses VTK's off-screen window itself, per plotter.)"""
 
+import importlib.util
+import os
 import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import segment
 from segment.io import data_dir
+
+
+def pytest_collection_modifyitems(config, items):
+    """The notebooks (``notebooks/*.ipynb``, executed by nbmake) are in the slow tier."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +50,77 @@ def central_jacobian(m, q, load, h):
         dq[j] = h[j]
         J[:, j] = (m.residual(q + dq, load) - m.residual(q - dq, load)) / (2 * h[j])
     return J
+
+
+ROOT = Path(__file__).resolve().parent.parent
+OTHER_BLAS = "Nehalem"
+MAIN_JOB_TIMEOUT_S = 1800
+
+
+def other_cpu_env() -> dict[str, str]:
+    """This environment with numba, numpy and OpenBLAS told to use another CPU's machine code:
+    numba compiles for the baseline ``generic`` CPU (where a kernel is not precompiled),
+    numpy's dispatched loops are off (its baseline code only), OpenBLAS runs its Nehalem
+    kernels (SSE4.2, which every CPU numpy runs on has)."""
+    from numpy._core import _multiarray_umath as npcore
+
+    dispatched = [f for f in npcore.__cpu_dispatch__ if npcore.__cpu_features__.get(f)]
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("NUMBA_CPU_FEATURES", None)      # generic: no features (numba's default)
+    env.update(NUMBA_CPU_NAME="generic",
+               NPY_DISABLE_CPU_FEATURES=" ".join(dispatched), OPENBLAS_CORETYPE=OTHER_BLAS)
+    return env
+
+
+def git(cwd, *args) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@dataclass(frozen=True)
+class MainJob:
+    """One run of the README's main job: ``clone`` (the copy it ran in), ``report`` (its
+    output), ``returncode``, ``stderr`` and whether numba was imported."""
+
+    clone: Path
+    report: Path
+    returncode: int
+    stderr: str
+    numba_imported: bool
+
+
+@pytest.fixture(scope="session")
+def main_job(tmp_path_factory) -> MainJob:
+    """``segment validate``, run once per test session as a fresh clone on another CPU runs it.
+
+    The checkout's files (tracked and new, as they are on disk: what a commit of the working
+    tree holds) are copied into another folder and committed there, with the precompiled
+    kernels that installing the package built; the main job runs there with the environment
+    of :func:`other_cpu_env`. ``tests/test_clean_checkout.py`` asks git whether it changed a
+    tracked file, ``tests/test_cross_cpu.py`` compares its bytes with the checkout's report,
+    ``tests/test_report.py`` reads its tables and text. One build serves all three.
+    """
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    clone = tmp_path_factory.mktemp("clone")
+    files = [f for f in git(ROOT, "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard").split("\0") if f and (ROOT / f).is_file()]
+    for name in files:
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, clone / name)
+    spec = importlib.util.find_spec("segment.jit._aot")
+    if spec is not None and spec.origin:               # built at installation, not tracked
+        shutil.copy2(spec.origin, clone / "segment" / "jit" / Path(spec.origin).name)
+    git(clone, "init", "-q")
+    git(clone, "add", "-A")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
+    code = ("import sys; from segment.cli import main; code = main(['-q', 'validate']); "
+            "print(f'numba imported: {\"numba\" in sys.modules}', file=sys.stderr); "
+            "sys.exit(code)")
+    run = subprocess.run([sys.executable, "-c", code], cwd=clone, env=other_cpu_env(),
+                         capture_output=True, text=True, timeout=MAIN_JOB_TIMEOUT_S,
+                         check=False)
+    return MainJob(clone=clone, report=clone / "validation" / "report",
+                   returncode=run.returncode, stderr=run.stderr,
+                   numba_imported="numba imported: True" in run.stderr)

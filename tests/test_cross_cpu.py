@@ -12,10 +12,7 @@ byte-identical to the checkout's (``tests/test_report.py`` holds the checkout to
 ``tests/test_clean_checkout.py`` a fresh clone to the commit).
 """
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,21 +21,6 @@ pytestmark = pytest.mark.slow  # the main job with another CPU's kernels
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "validation" / "report"
-TIMEOUT_S = 1800          # numba compiles every kernel afresh for the generic CPU: ~1 min
-OTHER_BLAS = "Nehalem"
-
-
-def other_cpu_env() -> dict[str, str]:
-    """This environment with numba, numpy and OpenBLAS told to use other machine code."""
-    from numpy._core import _multiarray_umath as npcore
-
-    dispatched = [f for f in npcore.__cpu_dispatch__ if npcore.__cpu_features__.get(f)]
-    env = dict(os.environ)
-    env.pop("NUMBA_CACHE_DIR", None)
-    env.pop("NUMBA_CPU_FEATURES", None)      # generic: no features (numba's default)
-    env.update(NUMBA_CPU_NAME="generic",
-               NPY_DISABLE_CPU_FEATURES=" ".join(dispatched), OPENBLAS_CORETYPE=OTHER_BLAS)
-    return env
 
 
 def _tracked(folder: Path) -> list[str]:
@@ -47,20 +29,20 @@ def _tracked(folder: Path) -> list[str]:
     return sorted(filter(None, out.split("\0")))
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
-                    reason="needs git and a git checkout")
-def test_report_is_the_same_bytes_with_other_cpu_kernels(tmp_path):
-    env = other_cpu_env()
-    check = subprocess.run([sys.executable, "-c", "import numpy; numpy.show_runtime()"],
-                           env=env, capture_output=True, text=True, check=False)
-    assert check.returncode == 0, check.stderr          # numpy accepted the disabled features
-    run = subprocess.run([sys.executable, "-m", "segment", "-q", "validate", "--out",
-                          str(tmp_path / "report")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    assert run.returncode == 0, run.stderr
+def test_report_is_the_same_bytes_with_other_cpu_kernels(main_job):
+    """The session's main job (``conftest.main_job``) ran with numba, numpy and OpenBLAS on
+    another CPU's code (``conftest.other_cpu_env``): every tracked file of its report must be
+    the checkout's, byte for byte."""
+    import sys
+
+    env_check = subprocess.run([sys.executable, "-c", "import numpy; numpy.show_runtime()"],
+                               capture_output=True, text=True, check=False,
+                               env=__import__("conftest").other_cpu_env())
+    assert env_check.returncode == 0, env_check.stderr     # numpy accepted the disabled features
+    assert main_job.returncode == 0, main_job.stderr
     files = _tracked(REPORT)
     assert files, "no committed report"
     differ = [name for name in files
-              if (tmp_path / "report" / name).read_bytes() != (REPORT / name).read_bytes()]
+              if (main_job.report / name).read_bytes() != (REPORT / name).read_bytes()]
     assert not differ, (f"regenerated with other CPU kernels, these report files differ from "
                         f"the checkout: {differ}")

@@ -12,7 +12,6 @@ import segment
 from segment import validation as v
 from segment.cli import main
 from segment.reference import load_reference, reference_dir
-from segment.report import build_report
 
 pytestmark = pytest.mark.slow  # builds the validation report
 
@@ -30,14 +29,26 @@ FIGURES = ("main_displacements", "coupled_displacements", "poses_3d", "load_disp
 
 
 @pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    rep = build_report(out, solver_repeat=1)
-    return out, rep
+def report_dir(main_job):
+    """The report of the session's one main job (``conftest.main_job``): its folder and the
+    names of its tables."""
+    assert main_job.returncode == 0, main_job.stderr
+    out = main_job.report
+    return out, sorted(p.stem for p in (out / "tables").glob("*.csv"))
+
+
+@pytest.fixture(scope="module")
+def study():
+    """The report's study, computed in this process (for tests that look at figure objects
+    or write one section: the figures are functions of it)."""
+    from segment.report.study import REPORT_SOBOL_EVALUATIONS, compute_study
+
+    return compute_study(say=lambda message: None, solver_repeat=1, uncertainty_samples=200,
+                         sobol_evaluations=REPORT_SOBOL_EVALUATIONS)
 
 
 def test_report_writes_every_part(report_dir):
-    out, rep = report_dir
+    out, tables = report_dir
     md = (out / "report.md").read_text()
     sections = ("1. Findings", "2. Main and coupled", "3. Agreement", "4. Load–displacement",
                 "5. Element forces", "6. The unloaded", "7. Sensitivity", "8. Solver",
@@ -55,8 +66,8 @@ def test_report_writes_every_part(report_dir):
     run = json.loads((out / "run.json").read_text())          # timings live here, untracked
     assert set(run["solver_time_ms"]) == set(segment.LOAD_CASES) and run["runtime_s"] > 0
     assert "time_ms" not in pd.read_csv(out / "tables" / "solver.csv").columns
-    for name in rep.tables:
-        assert (out / "tables" / f"{name}.csv").exists()
+    assert len(tables) > 20 and all((out / "tables" / f"{n}.csv").stat().st_size > 0
+                                    for n in tables)
 
 
 def test_missing_references_are_shown_as_not_available(report_dir):
@@ -92,7 +103,7 @@ def test_report_numbers_are_the_models(report_dir):
     np.testing.assert_allclose(totals, 100.0, atol=1e-3)
 
 
-def test_filled_in_reference_values_appear_in_report_and_figure(tmp_path):
+def test_filled_in_reference_values_appear_in_report_and_figure(tmp_path, monkeypatch):
     refdir = tmp_path / "reference"
     shutil.copytree(reference_dir(), refdir)
     table = pd.read_csv(refdir / "published_displacements.csv", dtype=str,
@@ -104,13 +115,20 @@ def test_filled_in_reference_values_appear_in_report_and_figure(tmp_path):
     put("de Jager 1996", "AS", "x_mm", "0.277")
     table.to_csv(refdir / "published_displacements.csv", index=False)
 
-    rep = build_report(tmp_path / "out", reference_dir=refdir, solver_repeat=1)
-    md = (tmp_path / "out" / "report.md").read_text()
-    assert "Published displacements (as filled in the reference table)" in md
-    assert "3.91" in md and "0.277" in md
-    assert "not available: MADYMO (Kecskemethy 2000), MOBILE" in md
-    assert "not available: Moroney 1988 mean" not in md
+    from segment.report import renders
+    from segment.report.document import Report
+    from segment.report.sections import displacements
+    from segment.report.study import REPORT_SOBOL_EVALUATIONS, compute_study
 
+    # one section, from a study that read the filled-in folder (the poses are not rendered:
+    # they do not read the references)
+    s = compute_study(reference_dir=refdir, say=lambda m: None, solver_repeat=1,
+                      uncertainty_samples=2, sobol_evaluations=REPORT_SOBOL_EVALUATIONS)
+    monkeypatch.setattr(displacements, "render_poses", lambda *a, **k: b"\x89PNG\r\n\x1a\n")
+    rep = Report("test")
+    displacements.write(rep, s)
+    md = rep.markdown()
+    assert renders.POSES_MAGNIFY > 1
     fig = rep.figures["main_displacements"]
     labels = {t.get_text() for t in fig.legends[0].get_texts()}
     assert {"Moroney 1988 mean", "de Jager 1996"} <= labels
@@ -149,11 +167,11 @@ def _numeric_equal(a: pd.DataFrame, b: pd.DataFrame, name: str):
 
 def test_committed_report_is_fresh(report_dir):
     """Regenerate and compare with validation/report: rerun `segment validate` if this fails."""
-    out, rep = report_dir
+    out, tables = report_dir
     committed = sorted(p.name for p in (COMMITTED / "tables").glob("*.csv"))
-    assert committed == sorted(f"{n}.csv" for n in rep.tables), \
+    assert committed == sorted(f"{n}.csv" for n in tables), \
         "committed report has other tables: run `segment validate`"
-    for name in rep.tables:
+    for name in tables:
         _numeric_equal(pd.read_csv(out / "tables" / f"{name}.csv"),
                        pd.read_csv(COMMITTED / "tables" / f"{name}.csv"), name)
     for name in FIGURES:
@@ -313,20 +331,23 @@ def test_shown_numbers_are_rounded_to_their_meaning():
     assert "e-20" not in _md_table(df)
 
 
-def test_figures_have_one_unit_per_axis_and_distinct_panels(report_dir):
-    _, rep = report_dir
-    coupled = rep.figures["coupled_displacements"]
+def test_figures_have_one_unit_per_axis_and_distinct_panels(study):
+    from segment.report.figures import fig_coupled, fig_curves, fig_uncertainty
+
+    s = study
+    coupled = fig_coupled(s.disp, s.ref, s.cases)
     ylabels = [ax.get_ylabel() for ax in coupled.axes if ax.get_ylabel()]
     assert len(ylabels) == 18 and set(ylabels) == {"[mm]", "[deg]"}
     # a fixed layout: the constrained-layout solver's result (and the PNG) moved with the
     # folder the package ran from, so a fresh clone elsewhere rewrote the committed figure
     assert coupled.get_layout_engine() is None
-    curves = rep.figures["load_displacement"]
+    curves = fig_curves(s.curves, s.ref, s.cases)
     data = [tuple(np.round(np.asarray(line.get_ydata(), float), 9))
             for ax in curves.axes if ax.get_visible() for line in ax.lines[:1]]
     assert len(data) == 6 and len(set(data)) == 6, "every panel shows a different curve"
-    unc = rep.tables["uncertainty"]
-    for ax, unit in zip(rep.figures["uncertainty"].axes, ("mm", "deg"), strict=True):
+    unc = s.unc_bands
+    figure = fig_uncertainty(s.unc_bands, s.ref, s.cases, s.uncertainty_samples)
+    for ax, unit in zip(figure.axes, ("mm", "deg"), strict=True):
         sel = unc[unc.unit == unit]
         lo, hi = ax.get_ylim()
         assert lo < sel["low"].min() and hi > sel["high"].max(), "bands inside the axes"

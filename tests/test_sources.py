@@ -61,3 +61,12 @@ def test_unbalanced_bibliography_is_named(tmp_path):
     bad.write_text("@article{X,\n  title = {fine},\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.bib: entry 'X' is not closed"):
         read_bibliography(bad)
+
+
+def test_bibtex_accents_print_as_letters():
+    """The report's reference list turns BibTeX accents into letters (a raw ``Di\\"een``
+    was printed for van Dieën)."""
+    from segment.studies.reference import _plain
+
+    assert _plain(r'van Die{\"e}n, Universit{\"a}t, {\'E}cole, {\l}ukasz, a--b') == \
+        "van Dieën, Universität, École, łukasz, a–b"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -94,11 +95,16 @@ def load_reference(directory: str | Path | None = None) -> ReferenceData:
 
 
 # ------------------------------------------------------------------ bibliography
-_LATEX = (("{\\'e}", "é"), ("{\\'a}", "á"), ('{\\"u}', "ü"), ('{\\"a}', "ä"), ('{\\"o}', "ö"),
-          ("{\\l}", "ł"), ("---", "—"), ("--", "–"))
+_LATEX = (("{\\l}", "ł"), ("---", "—"), ("--", "–"))
+_ACCENT = re.compile(r"\{\\([\"'`^~])\{?([A-Za-z])\}?\}")
+_COMBINING = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303"}
 
 
 def _plain(text: str) -> str:
+    """BibTeX text as plain Unicode: accents (``{\\"e}`` -> ë, ``{\\'a}`` -> á, ...), ``{\\l}``,
+    dashes; braces dropped."""
+    text = _ACCENT.sub(lambda m: unicodedata.normalize("NFC", m.group(2) + _COMBINING[m.group(1)]),
+                       text)
     for latex, char in _LATEX:
         text = text.replace(latex, char)
     return " ".join(text.replace("{", "").replace("}", "").split())
