@@ -1,15 +1,18 @@
 """Record the kernel entry points the package calls from Python: segment/jit/exports.json.
 
 The precompiled module (:mod:`segment.jit`) holds one entry point per kernel and argument
-types called from Python. This script runs the commands and API calls a user runs (the
-validation report, every command of the README's command-line section, the studies and
-dynamics) with a recorder on every kernel call, and writes the calls it saw, sorted, to
+types called from Python. This script runs what users and the tests run, with a recorder on
+every kernel call: the commands and API calls of a user (the validation report, the commands
+of the command-line section, the studies and dynamics) and the fast test tier
+(``pytest -m "not slow"``, in this process), and writes the calls it saw, sorted, to
 ``segment/jit/exports.json``. Rerun it when a kernel's arguments change or a new kernel is
-called from Python; ``tests/test_jit.py`` checks that the main job and a solve call no kernel
-the file lacks.
+called from Python, then rebuild (``python -m segment.jit.build``); ``tests/test_jit.py``
+and ``tests/test_clean_checkout.py`` check that a solve and the main job call no kernel the
+file lacks.
 
     .venv/bin/python scripts/record_kernels.py          # writes segment/jit/exports.json
     .venv/bin/python scripts/record_kernels.py --check  # exit 1 if the file would change
+    .venv/bin/python scripts/record_kernels.py --no-tests   # the user workloads only
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def _cli(*argv: str) -> None:
 def workloads(tmp: Path) -> None:
     """What users run: the main job, the commands, the API."""
     import segment
-    from segment.solvers.dynamics import relax, simulate
+    from segment.solvers.dynamics import BaseExcitation, disc_plane_drop, relax, simulate
 
     _cli("validate", "--out", str(tmp / "report"))
     _cli("solve")
@@ -91,6 +94,11 @@ def workloads(tmp: Path) -> None:
     segment.ramp(model, load, to_scale=5.0)
     relax(model, load, t_max=0.05)
     simulate(model, load, t_end=0.05)
+    pulse = BaseExcitation.triangular()
+    for method in ("Radau", "lsv", "lsv-explicit"):
+        simulate(model, None, t_end=0.01, base_acceleration=pulse, method=method,
+                 **({} if method == "Radau" else {"dt": 1e-4}))
+    disc_plane_drop(t_end=0.05, n_output=11)
     space = segment.load_space()
     sets = space.sample(8, seed=1)
     segment.solve_sets(model, sets, [load], sensitivities=True)
@@ -100,11 +108,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="do not write; exit 1 if exports.json would change")
+    parser.add_argument("--no-tests", action="store_true",
+                        help="record the user workloads only, not the fast test tier")
     args = parser.parse_args(argv)
     _install_recorder()
-    warnings.simplefilter("ignore")
-    with tempfile.TemporaryDirectory() as tmp:
+    with warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
+        warnings.simplefilter("ignore")          # the workloads' own warnings: not the point
         workloads(Path(tmp))
+    if not args.no_tests:
+        import pytest
+
+        code = pytest.main(["-q", "-m", "not slow", "-p", "no:cacheprovider", str(ROOT)])
+        if code != 0:
+            raise SystemExit(f"record_kernels: the fast tier failed (exit {code}); fix it "
+                             "first: its kernel calls are part of the record")
     entries = [{"kernel": name, "args": to_json(key)} for name, key in CALLS]
     entries.sort(key=lambda e: (e["kernel"], json.dumps(e["args"])))
     text = json.dumps(entries, indent=1) + "\n"
