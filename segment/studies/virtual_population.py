@@ -1,0 +1,481 @@
+"""A virtual population drawn from the hierarchical calibration's predictive distribution: data
+folders, their table, what they predict, and the committed result (issue 32).
+
+``segment calibrate --population [--lab NAME] [--out DIR]`` calibrates the hierarchy
+(:mod:`segment.studies.calibration.hierarchical`) and writes:
+
+* ``DIR/member_NNN/``: one complete data folder per member (every table of the source data
+  folder with the member's values, ``disc_law.csv`` and the validity limits of
+  :func:`validity_limits`), loadable by ``segment.c5c6(data_dir=...)``;
+* ``DIR/population.csv``: one row per member: its parameters, laboratory, form, and what it
+  predicts (rotations at 1.8 N m intact and posterior-removed in four modes, axial rotation
+  after bilateral facetectomy, first rupture and ultimate moment in flexion and extension);
+* the calibration's tables (:func:`write_result`): ``hyperparameters.csv``,
+  ``specimens.csv``, ``steps.csv``, ``moroney.csv``, ``validity_limits.csv`` and
+  ``manifest.csv`` (sha256 of every input, the command, the software's numbers).
+
+``data/population/`` holds the committed result of the default command (the tables, not the
+200 folders: they follow from ``population.csv``); the report reads it and checks it cheaply
+(:func:`check_result`: the inputs unchanged, a few members re-solved to the stored numbers).
+
+Validity limits (:func:`validity_limits`): per direction of phi_y, the largest rotation at which
+a training specimen is recorded carrying load, never inside a training specimen's measured
+range: flexion, the larger of the static steps and the failure-test peaks of the records not
+flagged doubtful (rotation from the start of the test); extension, the static steps (no
+extension failure record is undoubted: B04 broke at its casting, B12 and B13 dropped load
+before their peaks). The other directions keep the packaged (assumed) limits.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import platform
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from segment.core.io import ROTATION_DOFS, data_dir
+from segment.elements.disc import DOF_NAMES
+from segment.studies.calibration.hierarchical import (
+    CONFIGS,
+    NEW_LAB,
+    Experiment,
+    Forward,
+)
+from segment.studies.curves import MODES
+
+__all__ = ["MEMBERS", "SEED", "check_result", "draw_members", "member_models", "member_table",
+           "ramp_table", "read_result", "rupture_ties", "validity_limits", "write_members",
+           "write_result"]
+
+MEMBERS = 200
+"""Members of the virtual population (issue 32: at least 200)."""
+SEED = 32
+"""Seed of the members' draw (the same members on any CPU)."""
+DIGITS = 6
+"""Significant digits of every written number (``%.6g``)."""
+FACETECTOMY = (25, 50, 75, 100)
+"""Bilateral facetectomy fractions [%] (Zdeblick et al. 1992 resected 25, 50, 75, 100 %)."""
+TIE_RTOL = 1e-6
+"""Two strips whose strain ratios g = strain / eps_max agree within this fraction at a
+rupture are reported as a tie (a symmetric pair under a symmetric load): which of the two the
+ramp breaks first is an index-order choice, not a prediction."""
+RAMP_TO_NM = 40.0
+"""Largest moment of the failure ramps [N m] (the failure tests peaked at 12-34 N m)."""
+RAMP_STEPS = 80
+_NM_PER_DEG = 1000.0 * 180.0 / math.pi
+_COEFF = {"x": ("k_x+", "k_x-"), "y": ("k_y+", "k_y-"), "z": ("k_z+", "k_z-"),
+          "phi_x": ("k_phix+", "k_phix-"), "phi_y": ("k_phiy+", "k_phiy-"),
+          "phi_z": ("k_phiz+", "k_phiz-")}
+
+
+def _g(v: float) -> str:
+    return f"{float(v):.{DIGITS}g}"
+
+
+# ---------------------------------------------------------------------------- limits
+def validity_limits(data) -> pd.DataFrame:
+    """The phi_y rows of ``validity_limits.csv`` from the training records (module docstring):
+    coordinate, direction, case, limit_mm, limit_deg, source."""
+    fl_static, fl_spec = data.largest_rotation("flexion")
+    ex_static, ex_spec = data.largest_rotation("extension")
+    f = data.failure
+    ok = f[(f["direction"] == "flexion") & ~f["doubtful"].astype(bool)]
+    peaks = ok["failure_rotation_from_start_deg"].to_numpy(float)
+    k = int(np.argmax(peaks)) if peaks.size else -1
+    if k >= 0 and peaks[k] > fl_static:
+        flex, why = float(peaks[k]), (
+            f"the flexion failure test of specimen {ok['specimen'].iloc[k]} peaked at "
+            f"{peaks[k]:.2f} deg from the start of the test (the largest of the records not "
+            f"flagged doubtful); the largest static step is {fl_static:.2f} deg ({fl_spec})")
+    else:
+        flex, why = fl_static, f"the largest static flexion step ({fl_spec})"
+    src = "Nightingale et al. 2002, raw NHTSA records (data/specimens/, SOURCES.md §12)"
+    return pd.DataFrame([
+        {"coordinate": "phi_y", "direction": "+", "case": "FLX", "limit_mm": "",
+         "limit_deg": round(flex, 2),
+         "source": f"{src}: {why}; the model is not compared beyond the largest rotation at "
+                   "which a training specimen is recorded carrying load"},
+        {"coordinate": "phi_y", "direction": "-", "case": "EXT", "limit_mm": "",
+         "limit_deg": round(ex_static, 2),
+         "source": f"{src}: the largest static extension step, {ex_static:.2f} deg "
+                   f"({ex_spec}); no extension failure record is undoubted (B04 broke at its "
+                   "casting, B12 and B13 dropped load before their peaks), so no larger "
+                   "rotation is known to be carried intact"}])
+
+
+def _limits_rows(base_dir: Path, limits: pd.DataFrame):
+    """The rows of ``validity_limits.csv`` of ``base_dir`` with the phi_y rows replaced."""
+    with open(base_dir / "validity_limits.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, body = rows[0], rows[1:]
+    ci, di = header.index("coordinate"), header.index("direction")
+    new = {(r["coordinate"], r["direction"]): r for _, r in limits.iterrows()}
+    out = []
+    for row in body:
+        key = (row[ci], row[di])
+        if key in new:
+            r = new[key]
+            row = [str(r[h]) if h in r else c for h, c in zip(header, row, strict=True)]
+        out.append(row)
+    return header, out
+
+
+# ---------------------------------------------------------------------------- members
+def member_models(fit, model, P, *, form=None) -> list:
+    """The Segments of parameter sets ``P`` (M, D) in the fit's form on ``model``."""
+    from segment.studies.forms import load_form
+
+    form = load_form(fit.form_path if form is None else form)
+    fm = form.model(model)
+    return [form.space.apply(fm, p) for p in np.atleast_2d(P)]
+
+
+def draw_members(fit, model, n: int = MEMBERS, *, lab=None, seed: int = SEED,
+                 form=None) -> tuple[np.ndarray, int]:
+    """``(P (n, D), rejected)``: the first ``n`` draws of the fit's predictive distribution
+    (:meth:`~segment.studies.calibration.hierarchical.PopulationFit.draw`) that have an
+    equilibrium at 1.8 N m in every mode, intact and posterior-removed, and how many draws
+    before them had none (the population is the predictive distribution restricted to
+    models that can carry Moroney's loads: a stated truncation)."""
+    from segment.studies.forms import load_form
+
+    form = load_form(fit.form_path if form is None else form)
+    fwd = Forward(form.model(model), form.space)
+    P = fit.draw(n + n // 4 + 8, lab=lab, seed=seed)
+    _, ok, _ = fwd(P, MORONEY_EXPERIMENTS)
+    keep = np.flatnonzero(ok)[:n]
+    if keep.size < n:
+        raise ValueError(f"only {keep.size} of {P.shape[0]} draws have equilibria at 1.8 N m")
+    return P[keep], int(keep[-1] + 1 - n)
+
+
+MORONEY_EXPERIMENTS = tuple(Experiment(c, m, (1.8,)) for c in CONFIGS for m in MODES)
+"""Rotation at 1.8 N m in every mode, intact and posterior-removed (Moroney's tests)."""
+
+
+def member_table(fit, model, P, *, lab, form=None, n_threads: int | None = 1,
+                 ramps: bool = True, limits: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per member: member, lab, form, its parameters, the rotations at 1.8 N m
+    intact and posterior-removed and their ratio per mode, axial rotation and flexion after
+    bilateral facetectomy (% change), and with ``ramps`` the flexion and extension ramps
+    (:func:`ramp_table`)."""
+    from segment.studies.forms import load_form
+
+    form = load_form(fit.form_path if form is None else form)
+    fwd = Forward(form.model(model), form.space, n_threads=n_threads)
+    y, ok, _ = fwd(P, MORONEY_EXPERIMENTS)
+    rows = []
+    models = member_models(fit, model, P, form=form)
+    for i, p in enumerate(np.atleast_2d(P)):
+        row = {"member": f"member_{i + 1:03d}", "lab": lab, "form": "population",
+               "converged": bool(ok[i])}
+        row.update({n: float(v) for n, v in zip(form.space.names, p, strict=True)})
+        for k, e in enumerate(MORONEY_EXPERIMENTS):
+            row[f"{e.config}_{e.mode}_deg"] = float(y[i, k])
+        for mode in MODES:
+            row[f"ratio_{mode}"] = row[f"intact_{mode}_deg"] / row[
+                f"posterior-removed_{mode}_deg"]
+        row.update(_facetectomy(models[i]))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if ramps:
+        rt = ramp_table(models, limits=limits)
+        out = out.merge(rt, on="member", how="left")
+    return out
+
+
+def _rotation_at(m, mode) -> float:
+    """|rotation| [deg] of model ``m`` at 1.8 N m in ``mode`` from its unloaded pose, by
+    continuation (:func:`segment.studies.paths.solve_paths`, as :class:`Forward`); NaN where
+    an equilibrium failed."""
+    from segment.studies.curves import mode_load
+    from segment.studies.paths import solve_paths
+
+    r = solve_paths(m, mode_load(mode, [0.6, 1.2, 1.8]))
+    if not r.converged[0, -1]:
+        return math.nan
+    dof, sign = MODES[mode]
+    return sign * math.degrees(float(r.displacement[0, -1, dof]))
+
+
+def _facetectomy(m) -> dict:
+    """% change of the rotation at 1.8 N m in axial rotation and flexion after bilateral
+    facetectomy of each fraction of :data:`FACETECTOMY` (states of ``data/states.csv``)."""
+    out = {}
+    modes = (("AR", "axial-rotation"), ("FLX", "flexion"))
+    base = {c: _rotation_at(m, mode) for c, mode in modes}
+    for f in FACETECTOMY:
+        mf = m.with_state(f"facetectomy-bilateral-{f}")
+        for c, mode in modes:
+            v1 = _rotation_at(mf, mode)
+            out[f"facetectomy_{f}_{c}_pct"] = 100.0 * (v1 - base[c]) / base[c]
+    return out
+
+
+def rupture_ties(result) -> list[list[str]]:
+    """The strips that reached F_max together at each rupture of a ramp (groups of more than
+    one strip are ties, :data:`TIE_RTOL`): evaluated at the row where each rupture was
+    located, from the strains of every intact strip."""
+    groups = []
+    frame = result.frame
+    for idx in np.flatnonzero(frame["event"].astype(str).str.startswith("F_max: ").to_numpy()):
+        model = result.model_at(int(idx))
+        r = frame.iloc[int(idx)]
+        q = np.concatenate([r[["x_mm", "y_mm", "z_mm"]].to_numpy(float),
+                            np.radians(r[["phi_x_deg", "phi_y_deg", "phi_z_deg"]]
+                                       .to_numpy(float))])
+        t = model.state(q).ligament_table()
+        eps = {x.name: x.curve.strain[2] for x in model.ligaments}
+        strips = t[~t["ruptured"] & (t["cut"] < 1.0)]
+        g = {row.ligament: row.strain / eps.get(row.ligament.split("#")[0], math.inf)
+             for row in strips.itertuples()}
+        if not g:
+            continue
+        top = max(g.values())
+        groups.append(sorted(n for n, v in g.items() if abs(v - top) <= TIE_RTOL * abs(top)))
+    return groups
+
+
+def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
+               to_nm: float = RAMP_TO_NM, steps: int = RAMP_STEPS) -> pd.DataFrame:
+    """Each member ramped in flexion and extension to ``to_nm`` with ligament rupture
+    (:func:`segment.ramp`) under the validity limits ``limits`` (the phi_y rows of
+    :func:`validity_limits` over the packaged ones; None: the packaged ones): first
+    rupture and its strips (ties joined by ``=``), ultimate moment (NaN where not reached
+    before the limit), the moment where the validity limit was reached."""
+    import segment
+    from segment.core.validity import load_validity_limits
+
+    lim = "default"
+    if limits is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            header, rows = _limits_rows(data_dir(), limits)
+            with open(Path(tmp) / "validity_limits.csv", "w", newline="",
+                      encoding="utf-8") as fh:
+                w = csv.writer(fh, lineterminator="\n")
+                w.writerow(header)
+                w.writerows(rows)
+            lim = load_validity_limits(tmp)
+    names = [f"member_{i + 1:03d}" for i in range(len(models))] if names is None else names
+    out = []
+    for name, m in zip(names, models, strict=True):
+        row = {"member": name}
+        for case, label in (("FLX", "flexion"), ("EXT", "extension")):
+            load = segment.LOAD_CASES[case]
+            scale = to_nm / 1.8
+            r = segment.ramp(m, load, to_scale=scale, steps=steps, limits=lim)
+            fl = r.failure_loads()
+            ties = rupture_ties(r)
+            row[f"{label}_first_rupture_Nm"] = fl["first_rupture_Nm"]
+            row[f"{label}_first_strips"] = "=".join(ties[0]) if ties else ""
+            row[f"{label}_ultimate_Nm"] = fl["ultimate_Nm"]
+            row[f"{label}_limit_Nm"] = fl["limit_Nm"]
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _read_rows(path: Path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:]
+
+
+def write_members(models, base, out, *, note: str, limits: pd.DataFrame,
+                  source_dir=None) -> list[Path]:
+    """One data folder per model at ``out/member_NNN/``: the tables of ``source_dir`` (the
+    packaged ``data/`` by default) with each model's values (disc stiffness, disc law, ligament
+    rest lengths and force axes, facet gaps), the validity limits ``limits``; each changed
+    row's source says so (``note``) and keeps the original after "was:". To be replaced by
+    ``save_parameters(model, folder)`` once main has it (issue 29)."""
+    src = data_dir() if source_dir is None else Path(source_dir)
+    out = Path(out)
+    names = sorted(p.name for p in src.glob("*.csv"))
+    originals = {n: _read_rows(src / n) for n in names}
+    lim_rows = _limits_rows(src, limits)
+    written = []
+    for i, cal in enumerate(models):
+        folder = out / f"member_{i + 1:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        tables = {n: (h, [list(r) for r in rows]) for n, (h, rows) in originals.items()}
+        tables["validity_limits.csv"] = (lim_rows[0], [list(r) for r in lim_rows[1]])
+        _fill(tables, cal, base, note)
+        for fname, (header, rows) in tables.items():
+            path = folder / fname
+            with open(path, "w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh, lineterminator="\n")
+                w.writerow(header)
+                w.writerows(rows)
+            written.append(path)
+    return written
+
+
+def _fill(tables, cal, base, note) -> None:
+    def setcell(fname, key_col, key, col, value):
+        header, rows = tables[fname]
+        ki, ci, si = header.index(key_col), header.index(col), header.index("source")
+        for row in rows:
+            if row[ki] == key:
+                row[ci] = _g(value)
+                if not row[si].startswith("population member"):
+                    row[si] = f"{note}; was: {row[si]}"
+                return
+        raise ValueError(f"{fname}: no row {key!r}")
+
+    for d, dof in enumerate(DOF_NAMES):
+        fname, col, unit = (("disc_translational.csv", "k_N_per_mm", 1.0) if d < 3 else
+                            ("disc_rotational.csv", "k_Nm_per_deg", _NM_PER_DEG))
+        for c, new, old in ((0, cal.disc.k_positive[d], base.disc.k_positive[d]),
+                            (1, cal.disc.k_negative[d], base.disc.k_negative[d])):
+            if new != old:
+                setcell(fname, "coefficient", _COEFF[dof][c], col, new / unit)
+    base_ligs = {x.name: x for x in base.ligaments}
+    for x in cal.ligaments:
+        b = base_ligs[x.name]
+        if x.l0 != b.l0:
+            setcell("ligaments.csv", "name", x.name, "l0_mm", x.l0)
+        if x.curve.force[2] != b.curve.force[2]:
+            setcell("ligaments.csv", "name", x.name, "F_max_N", x.curve.force[2])
+    ref = base.reference
+    base_fac = {f.side: f.geometry(ref) for f in base.facets}
+    for f in cal.facets:
+        g, b = f.geometry(ref), base_fac[f.side]
+        for key, col in (("gap", "gap_mm"), ("inclination_deg", "inclination_deg"),
+                         ("radius_c6", "radius_c6_mm"), ("radius_c5", "radius_c5_mm"),
+                         ("blend", "blend_C")):
+            if not np.isclose(g[key], b[key], rtol=1e-12, atol=1e-12):
+                setcell("facets.csv", "side", f.side, col, float(g[key]))
+    from segment.core.io import DISC_LAW_COLUMNS
+
+    header = [*DISC_LAW_COLUMNS, "source"]
+    rows = []
+    deg = 180.0 / math.pi
+    for dof in ROTATION_DOFS:
+        d = DOF_NAMES.index(dof)
+        law, lp = cal.disc.law[d], cal.disc.law_parameters[d]
+        cells = {c: "" for c in DISC_LAW_COLUMNS[2:]}
+        if law == "neutral-zone":
+            cells.update(zone_pos_deg=_g(lp[0] * deg), zone_neg_deg=_g(lp[1] * deg),
+                         zone_ratio=_g(lp[2]))
+        elif law == "fw35":
+            cells.update(angle_scale_pos_deg=_g(lp[0] * deg),
+                         angle_scale_neg_deg=_g(lp[1] * deg))
+        src = ("eq. (1) of DETC2000/MECH-6821 (the published law)" if law == "linear"
+               else f"{note}; law {law}")
+        rows.append([dof, law, *cells.values(), src])
+    tables["disc_law.csv"] = (header, rows)
+
+
+# ---------------------------------------------------------------------------- result
+RESULT_FILES = ("hyperparameters.csv", "specimens.csv", "steps.csv", "moroney.csv",
+                "validity_limits.csv", "population.csv", "manifest.csv")
+
+
+def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, command: str,
+                 lab: str | None, rejected: int = 0) -> list[Path]:
+    """The calibration's tables (module docstring) at ``out``, every number at
+    :data:`DIGITS` significant digits."""
+    import segment
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fmt = f"%.{DIGITS}g"
+    written = []
+    frames = {"hyperparameters.csv": fit.hyper_table(), "specimens.csv": fit.specimen_table(),
+              "steps.csv": fit.steps, "moroney.csv": fit.moroney,
+              "validity_limits.csv": limits, "population.csv": members}
+    for name, frame in frames.items():
+        frame.to_csv(out / name, index=False, float_format=fmt, lineterminator="\n")
+        written.append(out / name)
+    rows = [("command", command), ("lab", lab or NEW_LAB), ("members", str(len(members))),
+            ("draws_without_equilibrium", str(rejected)),
+            ("seed", str(SEED)), ("form", "population"),
+            ("fit", fit.message), ("sweeps", str(fit.sweeps)),
+            ("sigma_e_deg", _g(fit.sigma_e)), ("sigma_o_deg", _g(fit.sigma_o)),
+            ("segment_version", segment.__version__),
+            ("numpy_version", np.__version__), ("python", platform.python_version())]
+    rows += [(f"sha256 {k}", v) for k, v in sorted(fit.inputs.items())]
+    with open(out / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["key", "value"])
+        w.writerows(rows)
+    written.append(out / "manifest.csv")
+    return written
+
+
+def read_result(folder=None) -> dict[str, pd.DataFrame]:
+    """The committed result's tables (default ``data/population/``) by file name, and the
+    manifest as a dict under ``"manifest"``."""
+    folder = data_dir() / "population" if folder is None else Path(folder)
+    out = {}
+    for name in RESULT_FILES:
+        path = folder / name
+        if not path.is_file():
+            raise ValueError(f"{folder}: no {name}; expected the output of segment calibrate "
+                             "--population")
+        if name == "manifest.csv":
+            t = pd.read_csv(path, dtype=str, keep_default_na=False)
+            out["manifest"] = dict(zip(t["key"], t["value"], strict=True))
+        else:
+            out[name] = pd.read_csv(path)
+    return out
+
+
+def _input_paths() -> dict[str, Path]:
+    d = data_dir()
+    return {"nightingale2002_c5c6_raw.csv": d / "specimens" / "nightingale2002_c5c6_raw.csv",
+            "nightingale2002_c5c6_failure.csv":
+                d / "specimens" / "nightingale2002_c5c6_failure.csv",
+            "population/space.csv": d / "forms" / "population" / "space.csv",
+            "disc_law.csv": d / "forms" / "population" / "disc_law.csv",
+            "hyperpriors.csv": d / "forms" / "population" / "hyperpriors.csv",
+            "calibration_targets.csv": d / "calibration_targets.csv"}
+
+
+def check_result(model, folder=None, *, members: int = 3) -> pd.DataFrame:
+    """Cheap checks of the committed result: every input's sha256 against the manifest, and
+    the first ``members`` members re-solved (rotations at 1.8 N m in every mode, intact and
+    posterior-removed) against ``population.csv``. One row per check: check, expected, got,
+    ok."""
+    from segment.studies.calibration.hierarchical import default_form_path
+    from segment.studies.forms import load_form
+
+    res = read_result(folder)
+    man = res["manifest"]
+    rows = []
+    for name, path in _input_paths().items():
+        want = man.get(f"sha256 {name}", "")
+        got = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+        rows.append({"check": f"input {name} unchanged", "expected": want[:12],
+                     "got": got[:12], "ok": bool(want) and want == got})
+    pop = res["population.csv"]
+    form = load_form(default_form_path())
+    P = pop[list(form.space.names)].to_numpy(float)[:members]
+    fwd = Forward(form.model(model), form.space)
+    y, ok, _ = fwd(P, MORONEY_EXPERIMENTS)
+    for i in range(P.shape[0]):
+        for k, e in enumerate(MORONEY_EXPERIMENTS):
+            col = f"{e.config}_{e.mode}_deg"
+            want = float(pop[col].iloc[i])
+            got = float(y[i, k])
+            rows.append({"check": f"{pop['member'].iloc[i]} {col}", "expected": _g(want),
+                         "got": _g(got),
+                         "ok": bool(ok[i]) and abs(got - want) <= 1e-5 * max(1.0, abs(want))})
+    return pd.DataFrame(rows)
+
+
+def remove_stale(out: Path, n: int) -> None:
+    """Member folders of an earlier, larger run beyond ``n`` (stale now)."""
+    for p in sorted(Path(out).glob("member_*")):
+        try:
+            k = int(p.name.split("_")[1])
+        except (IndexError, ValueError):
+            continue
+        if k > n and p.is_dir():
+            shutil.rmtree(p)
