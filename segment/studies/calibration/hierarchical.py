@@ -243,6 +243,7 @@ def load_hyperpriors(space, path=None) -> Hyperpriors:
         raise ValueError(f"{path.name}, line 1: missing column(s) {missing}")
     errors: list[str] = []
     got: dict[str, tuple[str, float, float, str]] = {}
+    seen: set[str] = set()
     want = {"log": "lognormal", "identity": "normal", "logit": "uniform"}
     for line, cells in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in cells):
@@ -252,6 +253,7 @@ def load_hyperpriors(space, path=None) -> Hyperpriors:
             continue
         row = dict(zip(header, (c.strip() for c in cells), strict=True))
         name = row["name"]
+        seen.add(name)
         if name not in space.names:
             errors.append(f"line {line}, column 'name' (value {name!r}): not a parameter of "
                           f"{Path(space.path).name} ({', '.join(space.names)})")
@@ -289,8 +291,7 @@ def load_hyperpriors(space, path=None) -> Hyperpriors:
                           "numbers come from")
             continue
         got[name] = (t, vals[0], vals[1], row["source"])
-    lacking = [n for n in space.names if n not in got and not any(
-        f"(value {n!r})" in e for e in errors)]
+    lacking = [n for n in space.names if n not in seen]
     if lacking:
         errors.append(f"no row for parameter(s) {lacking}")
     if errors:
