@@ -10,12 +10,16 @@
    laboratory; does its band cover Moroney's mean rotations, and is its median within 1 SD
    (the 30 % between-specimen SD assumed in calibration_targets.csv)?
 
-Writes ``data/population/loo_steps.csv``, ``loo_summary.csv``, ``loo_failure.csv`` and
-``lab_out.csv`` (``%.6g``). Run from the repository root::
+3. the model forms judged the same way: the population form and the curve forms
+   (reference-strain, neutral-zone, fw35), each calibrated hierarchically to Nightingale's
+   specimens alone (default hyperpriors where a form has none), leave-one-specimen-out.
+
+Writes ``data/population/loo_steps.csv``, ``loo_summary.csv``, ``loo_failure.csv``,
+``lab_out.csv`` and ``loo_forms.csv`` (``%.6g``). Run from the repository root::
 
     python scripts/population_loo.py [--out data/population] [--members 200] [--ramps 100]
 
-About 5 minutes on 2 cores.
+About 25 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ def main() -> None:
     ap.add_argument("--out", default="data/population")
     ap.add_argument("--members", type=int, default=200)
     ap.add_argument("--ramps", type=int, default=100)
+    ap.add_argument("--forms", nargs="*", default=["reference-strain", "neutral-zone", "fw35"],
+                    help="curve forms also scored (Nightingale's specimens alone, default "
+                         "hyperpriors)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -87,6 +94,17 @@ def main() -> None:
     lab_out = pd.DataFrame(rows)
     lab_out.to_csv(out / "lab_out.csv", index=False, float_format=fmt, lineterminator="\n")
     print(lab_out.to_string())
+    # the forms: each calibrated hierarchically to Nightingale's specimens alone
+    parts = [summary.assign(form="population", data="both laboratories")]
+    for form in ["population", *args.forms]:
+        f_steps, _ = leave_one_out(model, data, form=None if form == "population" else form,
+                                   moroney=False, n_members=args.members)
+        parts.append(summarize(f_steps).assign(form=form, data="nightingale2002 only"))
+        print(f"form {form} done ({time.perf_counter() - t0:.0f} s)", flush=True)
+    forms = pd.concat(parts, ignore_index=True)
+    forms = forms[["form", "data", *[c for c in forms.columns if c not in ("form", "data")]]]
+    forms.to_csv(out / "loo_forms.csv", index=False, float_format=fmt, lineterminator="\n")
+    print(forms.to_string())
     print(f"done in {time.perf_counter() - t0:.0f} s")
 
 

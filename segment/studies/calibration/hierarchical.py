@@ -77,7 +77,7 @@ import numpy as np
 import pandas as pd
 
 from segment.core.io import _read_text, data_dir, parse_number
-from segment.elements.tangent import F_SCALE, L_F
+from segment.elements.tangent import F_SCALE, G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0
 from segment.studies.calibration.lm import least_squares_bounded, spd_inverse
 from segment.studies.curves import MODES, mode_load
 from segment.studies.packing import ligament_rows
@@ -130,6 +130,13 @@ SWEEP_TOL = 2e-3
 posterior SDs on these scales are 0.01-1: a change of 2e-3 moves no reported band)."""
 MAX_SWEEPS = 40
 FAILED_RESIDUAL = 1e3
+INTACT_SD = 0.02
+"""Softness of the intact bound (the failure tests as bounds): a training specimen was intact
+at its last static step (each was failure-tested afterwards), so its model's strain ratio g of
+every ligament there must stay below 1; a residual ``(g - 1) / INTACT_SD`` where it does not
+(a one-sided penalty: 2 % of the rupture strain costs as much as one SD of a step)."""
+FD_STEP = 1e-7
+"""Step [mm, rad] of the central differences of the strain ratios by the pose."""
 TIE_DIGITS = 12
 
 
@@ -216,6 +223,29 @@ def _slope(t, z, lo, hi):
         return 1.0
     s = 1.0 / (1.0 + math.exp(-z))
     return (hi - lo) * s * (1.0 - s)
+
+
+DEFAULT_SPECIMEN_SD = {"log": 0.3, "logit": 1.0}
+"""Specimen SD of a form without ``hyperpriors.csv`` (:func:`default_hyperpriors`), per scale;
+a normal prior's parameter gets a quarter of its prior SD."""
+
+
+def default_hyperpriors(space) -> Hyperpriors:
+    """Hyperpriors of a form without a ``hyperpriors.csv`` (assumed, SOURCES.md §12): the
+    scale from the prior (lognormal: log, normal: identity, uniform: logit), the specimen SD
+    of :data:`DEFAULT_SPECIMEN_SD` (as the population form's), the laboratory SD twice it."""
+    tr = tuple({"lognormal": "log", "normal": "identity", "uniform": "logit"}[d]
+               for d in space.distributions)
+    tau0 = np.array([DEFAULT_SPECIMEN_SD.get(t, 0.0) if t != "identity"
+                     else 0.25 * float(space.sigma[j]) for j, t in enumerate(tr)])
+    m0 = np.array([0.0 if t == "logit" else float(space.mu[j]) for j, t in enumerate(tr)])
+    s0 = np.array([math.pi / math.sqrt(3.0) if t == "logit" else float(space.sigma[j])
+                   for j, t in enumerate(tr)])
+    return Hyperpriors(names=space.names, transform=tr, m0=m0, s0=s0, tau0=tau0,
+                       tau_lab=2.0 * tau0, lower=np.array(space.lower, dtype=float),
+                       upper=np.array(space.upper, dtype=float),
+                       sources=("assumed default (SOURCES.md §12)",) * space.dim,
+                       path="", sha256="")
 
 
 def load_hyperpriors(space, path=None) -> Hyperpriors:
@@ -354,9 +384,12 @@ class Forward:
                       if der is not None else None)
         return (glob, lig, fac), derivative
 
-    def __call__(self, P, experiments, *, sensitivities: bool = False):
+    def __call__(self, P, experiments, *, sensitivities: bool = False, states: bool = False):
         """``(y (M, n), ok (M,), jac (M, n, D) or None)``: rotations [deg] at every moment of
-        every experiment in order; ``ok`` False where an equilibrium failed."""
+        every experiment in order; ``ok`` False where an equilibrium failed. With ``states``
+        (and ``sensitivities``) :attr:`last` holds, per experiment, the equilibrium at its
+        largest moment ``q (M, 6)`` [mm, rad], ``dq_dp (M, 6, D)``, the packed ligament rows
+        ``lig (M, n, 13)`` and ``dl0_dp (M, D, n)``."""
         P = np.atleast_2d(np.asarray(P, dtype=float))
         m = P.shape[0]
         sizes = [len(e.moment_Nm) for e in experiments]
@@ -365,6 +398,7 @@ class Forward:
         ok = np.ones(m, dtype=bool)
         jac = np.empty((m, n, d)) if sensitivities else None
         packs = {}
+        self.last = []
         start = 0
         for e, k in zip(experiments, sizes, strict=True):
             if e.config not in CONFIGS:
@@ -389,8 +423,44 @@ class Forward:
             if sensitivities:
                 jac[:, start:start + k] = sign * np.degrees(
                     r.displacement_dp[:, lead.size:, dof, :])
+                if states:
+                    self.last.append((r.q[:, -1].copy(), r.dq_dp[:, -1].copy(), packed[1],
+                                      derivative[0][1][:, :, :, L_L0]))
             start += k
         return y, ok, jac
+
+
+def _rotation(q, R0):
+    """``R0 Rx(q3) Ry(q4) Rz(q5)`` (:mod:`segment.elements.kinematics`), written out element
+    by element (no BLAS: the same bits on any CPU)."""
+    def mul(A, B):
+        return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)]
+                for i in range(3)]
+
+    cx, sx = math.cos(q[3]), math.sin(q[3])
+    cy, sy = math.cos(q[4]), math.sin(q[4])
+    cz, sz = math.cos(q[5]), math.sin(q[5])
+    rx = [[1.0, 0.0, 0.0], [0.0, cx, -sx], [0.0, sx, cx]]
+    ry = [[cy, 0.0, sy], [0.0, 1.0, 0.0], [-sy, 0.0, cy]]
+    rz = [[cz, -sz, 0.0], [sz, cz, 0.0], [0.0, 0.0, 1.0]]
+    return mul(mul(mul(R0, rx), ry), rz)
+
+
+def strain_ratios(q, glob, lig) -> np.ndarray:
+    """Strain over the strain at F_max, ``g = (l / l0 - 1) / eps_C`` (Table 3), of every
+    packed ligament row (n,) at the pose ``q`` [mm, rad]; g >= 1 is past rupture."""
+    R0 = [[float(glob[G_R0 + 3 * i + j]) for j in range(3)] for i in range(3)]
+    R = _rotation([float(v) for v in q], R0)
+    p = [float(glob[G_S0 + k]) + R0[k][0] * q[0] + R0[k][1] * q[1] + R0[k][2] * q[2]
+         for k in range(3)]
+    out = np.empty(lig.shape[0])
+    for i in range(lig.shape[0]):
+        a = lig[i, L_A:L_A + 3]
+        d = [float(lig[i, L_B + k]) - (p[k] + R[k][0] * a[0] + R[k][1] * a[1] + R[k][2] * a[2])
+             for k in range(3)]
+        length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        out[i] = (length / float(lig[i, L_L0]) - 1.0) / float(lig[i, L_EPS + 2])
+    return out
 
 
 # ---------------------------------------------------------------------------- data
@@ -594,17 +664,26 @@ class PopulationFit:
     def draw(self, n: int, *, lab: str | None = None, seed: int = 0) -> np.ndarray:
         """``n`` parameter sets (n, D) in the space's units from the predictive distribution
         of a new specimen (:meth:`lab_distribution`), each coordinate truncated to the
-        space's range by redrawing it (the same numbers on any CPU: numpy's PCG64 normals and
-        scalar exp/log)."""
-        mean, var = self.lab_distribution(lab)
-        sd = [math.sqrt(float(v)) for v in var]
+        space's range by redrawing it (the same numbers on any CPU: numpy's PCG64 draws and
+        scalar exp/log).
+
+        The specimen SD is uncertain (estimated from a few specimens): each member draws its
+        own ``tau_j^2 = nu tau_j^2 / chi2_nu`` with ``nu`` = specimens + the prior's degrees
+        of freedom (the scaled inverse chi-square of the estimate), so the predictive has
+        the heavier tails of a Student t, not a normal's."""
+        mean, _ = self.lab_distribution(lab)
+        new = lab is None or lab == NEW_LAB
+        base = (self.var_mu + self.tau_lab ** 2) if new else self.var_a[lab]
+        nu = len(self.specimens) + SPECIMEN_SD_DOF
         rng = np.random.default_rng(seed)
         lo, hi = self.hyper.z_lower, self.hyper.z_upper
         Z = np.empty((int(n), len(mean)))
         for i in range(int(n)):
+            chi = rng.chisquare(nu, size=len(mean))
             for j in range(len(mean)):
+                sd = math.sqrt(float(base[j]) + nu * float(self.tau[j]) ** 2 / float(chi[j]))
                 for _ in range(1000):
-                    v = float(mean[j]) + sd[j] * float(rng.standard_normal())
+                    v = float(mean[j]) + sd * float(rng.standard_normal())
                     if lo[j] <= v <= hi[j]:
                         break
                 else:
@@ -655,7 +734,8 @@ class PopulationFit:
 
 # ---------------------------------------------------------------------------- fitting
 def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
-                   sigma_o: float | None = None, max_sweeps: int = MAX_SWEEPS,
+                   sigma_o: float | None = None, intact: bool = True,
+                   max_sweeps: int = MAX_SWEEPS,
                    n_threads: int | None = 1, progress=None) -> PopulationFit:
     """Calibrate the hierarchy of the module docstring.
 
@@ -668,10 +748,14 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
     form : Form, name or folder, optional
         Default: the population form (:func:`default_form_path`).
     hyper : Hyperpriors, optional
-        Default: ``hyperpriors.csv`` beside the form's space.
+        Default: ``hyperpriors.csv`` beside the form's space, or where there is none
+        :func:`default_hyperpriors`.
     moroney : bool
         Also fit Moroney's laboratory (default True); False: the Nightingale laboratory alone
         (its mean then has the prior ``N(m0, s0^2 + tau_lab^2)``).
+    intact : bool
+        The intact bound (:data:`INTACT_SD`): each specimen's model keeps every ligament
+        below rupture at its last static step (default True).
     sigma_o : float, optional
         Origin SD [deg]; default None: estimated with the step SD by maximum likelihood
         (starting from :data:`ORIGIN_SD_DEG`).
@@ -689,7 +773,11 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
     t0 = time.perf_counter()
     form = load_form(default_form_path() if form is None else form)
     space = form.space
-    hp = load_hyperpriors(space) if hyper is None else hyper
+    if hyper is None:
+        hyper = (load_hyperpriors(space)
+                 if (Path(space.path).parent / "hyperpriors.csv").is_file()
+                 else default_hyperpriors(space))
+    hp = hyper
     fm = form.model(model)
     fwd = Forward(fm, space, n_threads=n_threads)
     specs = _specimens(data)
@@ -716,7 +804,8 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
     for sweep in range(1, max_sweeps + 1):
         Z_old, tau_old, a_old, b_old = Z.copy(), tau.copy(), a.copy(), b.copy()
         for i, sp in enumerate(specs):
-            Z[i], V[i] = _fit_specimen(fwd, hp, sp, Z[i], a, tau, sigma_e, sigma_o)
+            Z[i], V[i] = _fit_specimen(fwd, hp, sp, Z[i], a, tau, sigma_e, sigma_o,
+                                         intact)
         # a: closed form given b (or the prior alone), the specimens, tau; for a parameter
         # without a laboratory effect (tau_lab = 0) a = b = mu, updated with b when Moroney's
         # laboratory is fitted
@@ -759,7 +848,8 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
             break
     # final: each specimen's Laplace variance at the final hyper-parameters
     for i, sp in enumerate(specs):
-        Z[i], V[i] = _fit_specimen(fwd, hp, sp, Z[i], a, tau, sigma_e, sigma_o)
+        Z[i], V[i] = _fit_specimen(fwd, hp, sp, Z[i], a, tau, sigma_e, sigma_o,
+                                         intact)
     labs = {NIGHTINGALE: a}
     var_labs = {NIGHTINGALE: var_a}
     if moroney:
@@ -782,7 +872,8 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
     inputs = {Path(p).name: h for p, h in zip(data.paths, data.sha256, strict=True)}
     inputs.update({Path(p).name if Path(p).name != "space.csv" else "population/space.csv":
                    hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in form.files()})
-    inputs["hyperpriors.csv"] = hp.sha256
+    if hp.sha256:
+        inputs["hyperpriors.csv"] = hp.sha256
     if moroney:
         tp = data_dir() / "calibration_targets.csv"
         inputs["calibration_targets.csv"] = hashlib.sha256(tp.read_bytes()).hexdigest()
@@ -795,9 +886,11 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
         elapsed=time.perf_counter() - t0)
 
 
-def _evaluator(fwd, hp, experiments):
-    """``evaluate(z) -> (y, ok, J_z)`` with a one-entry cache (the LM asks for the residuals
-    and the Jacobian at the same point)."""
+def _evaluator(fwd, hp, experiments, *, intact: bool = False):
+    """``evaluate(z) -> (y, ok, J_z, h, Jh_z)`` with a one-entry cache (the LM asks for the
+    residuals and the Jacobian at the same point). With ``intact``: ``h`` the intact-bound
+    residuals (:data:`INTACT_SD`) of every ligament row at the largest moment of each
+    experiment, ``Jh_z`` their Jacobian; empty otherwise."""
     cache: dict = {}
 
     def evaluate(z):
@@ -805,11 +898,45 @@ def _evaluator(fwd, hp, experiments):
         if key not in cache:
             cache.clear()
             p = hp.to_p(z)
-            y, ok, jac = fwd(p, experiments, sensitivities=True)
-            cache[key] = (y[0], bool(ok[0]), jac[0] * hp.dp_dz(z)[0][None, :])
+            y, ok, jac = fwd(p, experiments, sensitivities=True, states=intact)
+            dpz = hp.dp_dz(z)[0]
+            h, Jh = np.zeros(0), np.zeros((0, len(z)))
+            if intact and ok[0]:
+                h, Jh = _intact_rows(fwd, p)
+                Jh = Jh * dpz[None, :]
+            cache[key] = (y[0], bool(ok[0]), jac[0] * dpz[None, :], h, Jh)
         return cache[key]
 
     return evaluate
+
+
+def _intact_rows(fwd, p):
+    """The intact-bound residuals and their derivative by p (module constant
+    :data:`INTACT_SD`): g from :func:`strain_ratios`, dg/dq by central differences, dg/dl0
+    exactly, dq/dp and dl0/dp from the solve."""
+    glob = fwd.space.pack(fwd.model, p)[0][0]
+    rows, jrows = [], []
+    for q, dq, lig, dl0 in fwd.last:
+        q, dq, lig, dl0 = q[0], dq[0], lig[0], dl0[0]
+        g = strain_ratios(q, glob, lig)
+        dg_dq = np.empty((g.size, 6))
+        for c in range(6):
+            e = np.zeros(6)
+            e[c] = FD_STEP
+            dg_dq[:, c] = (strain_ratios(q + e, glob, lig)
+                           - strain_ratios(q - e, glob, lig)) / (2.0 * FD_STEP)
+        for i in range(g.size):
+            if lig[i, L_F + 2] == 0.0 or g[i] <= 1.0:
+                rows.append(0.0)
+                jrows.append(np.zeros(dq.shape[1]))
+                continue
+            l0, eps = float(lig[i, L_L0]), float(lig[i, L_EPS + 2])
+            dg_dl0 = -(g[i] * eps + 1.0) / (l0 * eps)
+            row = np.array([math.fsum(float(dg_dq[i, c]) * float(dq[c, k]) for c in range(6))
+                            + dg_dl0 * float(dl0[k, i]) for k in range(dq.shape[1])])
+            rows.append((g[i] - 1.0) / INTACT_SD)
+            jrows.append(row / INTACT_SD)
+    return np.array(rows), np.array(jrows)
 
 
 def _predict(fwd, hp, sp, z):
@@ -817,29 +944,36 @@ def _predict(fwd, hp, sp, z):
     return y[0]
 
 
-def _fit_specimen(fwd, hp, sp, z0, a, tau, sigma_e, sigma_o):
+def n_intact(fwd, sp) -> int:
+    """Intact-bound residuals of a specimen: every packed ligament row at the largest moment
+    of each of its experiments."""
+    return fwd.model._packed[1].shape[0] * len(sp.experiments)
+
+
+def _fit_specimen(fwd, hp, sp, z0, a, tau, sigma_e, sigma_o, intact=True):
     """MAP of one specimen's z under ``N(a, tau^2)`` and its Laplace variances (D,)."""
-    evaluate = _evaluator(fwd, hp, sp.experiments)
+    evaluate = _evaluator(fwd, hp, sp.experiments, intact=intact)
     n = len(sp.observed)
+    n_h = n_intact(fwd, sp) if intact else 0
 
     def fun(z):
-        y, ok, _ = evaluate(z)
+        y, ok, _, h, _ = evaluate(z)
         data = (_whiten(sp.observed - y, sp.signs, sigma_e, sigma_o) if ok
                 else np.full(n, FAILED_RESIDUAL))
-        return np.concatenate([data, (z - a) / tau])
+        return np.concatenate([data, h if ok else np.zeros(n_h), (z - a) / tau])
 
     def jac(z):
-        _, ok, J = evaluate(z)
+        _, ok, J, _, Jh = evaluate(z)
         jd = (-_whiten_rows(J, sp.signs, sigma_e, sigma_o) if ok
               else np.zeros((n, len(z))))
-        return np.vstack([jd, np.diag(1.0 / tau)])
+        return np.vstack([jd, Jh if ok else np.zeros((n_h, len(z))), np.diag(1.0 / tau)])
 
     start = np.clip(z0, hp.z_lower, hp.z_upper)
     if not evaluate(start)[1]:
         start = np.clip(a, hp.z_lower, hp.z_upper)
     s = least_squares_bounded(fun, jac, start, hp.z_lower, hp.z_upper, max_nfev=200)
     z = np.clip(s.x, hp.z_lower, hp.z_upper)
-    return z, _laplace_var(jac(z)[:n], 1.0 / tau ** 2)
+    return z, _laplace_var(jac(z)[:n + n_h], 1.0 / tau ** 2)
 
 
 def _laplace_var(Jw, prior_prec) -> np.ndarray:
@@ -898,12 +1032,12 @@ def _fit_lab(fwd, hp, mor, exps, b0, a, S, Z, tau, shared):
     Jp = prior_jac()
 
     def fun(b):
-        y, ok, _ = evaluate(b)
+        y, ok, _, _, _ = evaluate(b)
         data = (y - obs) / sd if ok else np.full(k, FAILED_RESIDUAL)
         return np.concatenate([data, prior_rows(b)])
 
     def jac(b):
-        _, ok, J = evaluate(b)
+        _, ok, J, _, _ = evaluate(b)
         jd = J / sd[:, None] if ok else np.zeros((k, d))
         return np.vstack([jd, Jp])
 
