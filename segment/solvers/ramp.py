@@ -665,6 +665,11 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
                               else f"rupture of {last_rupture}", b)
         if limit_kind != LIMIT_BOUND:
             within[k] = False        # the disc-only or past-the-bound equilibrium
+            j = k - 1                # and the rows of strips that broke with it (a tie)
+            while (j >= 0 and rows[j][2] == ROW_RUPTURED and rows[j][0] == rows[k][0]
+                   and np.array_equal(rows[j][1], rows[k][1])):
+                within[j] = False
+                j -= 1
         event_text[k] = "; ".join(x for x in (event_text[k], "validity limit: "
                                               + limit.description) if x)
     if track_facets:
