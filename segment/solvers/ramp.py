@@ -652,8 +652,11 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     limit = None
     if status == RAMP_LIMIT:
         k = len(rows) - 1
-        last_rupture = next((names[r[3]] for r in reversed(rows) if r[2] == ROW_RUPTURED),
-                            None)
+        last = [r for r in rows if r[2] == ROW_RUPTURED]
+        # the last rupture with every strip that broke with it (a tie, _tied)
+        group = [r for r in last if last and r[0] == last[-1][0]
+                 and np.array_equal(r[1], last[-1][1])]
+        last_rupture = " and ".join(names[r[3]] for r in group) if group else None
         if limit_kind == LIMIT_NO_TAUT:
             limit = RampLimit("no ligament left taut", NO_TAUT_LIGAMENT,
                               "DETC2000/MECH-6821 eq. (1) and Table 3 (SOURCES.md §1, §8)",
