@@ -227,3 +227,35 @@ def test_committed_result_checks_and_members_load(tmp_path):
         m = segment.c5c6(data_dir=tmp_path / f"member_{k + 1:03d}")
         got = vp._rotation_at(m, "flexion")
         assert got == pytest.approx(pop["intact_flexion_deg"].iloc[k], rel=RESOLVE_RTOL)
+
+
+def test_intact_bound_derivative_matches_central_differences():
+    """The failure tests as bounds: B13's fitted model is past rupture in FL and ISL at its
+    last flexion step without the bound; the bound's Jacobian (dg/dq dq/dz + dg/dl0 dl0/dz)
+    equals central differences of the residuals."""
+    from segment.studies.calibration import hierarchical as h
+    from segment.studies.forms import load_form
+
+    form = load_form(h.default_form_path())
+    hp = h.load_hyperpriors(form.space)
+    fwd = h.Forward(form.model(segment.c5c6()), form.space)
+    sp = next(s for s in h._specimens(load_specimens()) if s.name == "B13")
+    P = np.array([[0.883, 1.813, 1.006, 1.042, 10.98, 6.607, -0.105, -0.140, -0.016, 0.420,
+                   0.773]])
+    z = hp.to_z(P)[0]
+    _, ok, _, res, J = h._evaluator(fwd, hp, sp.experiments, intact=True)(z)
+    assert ok and (res > 0).sum() >= 2
+    for k in range(z.size):
+        e = np.zeros(z.size)
+        e[k] = 1e-6
+        up = h._evaluator(fwd, hp, sp.experiments, intact=True)(z + e)[3]
+        down = h._evaluator(fwd, hp, sp.experiments, intact=True)(z - e)[3]
+        np.testing.assert_allclose(J[:, k], (up - down) / 2e-6, rtol=1e-4, atol=1e-3)
+
+
+def test_section_tables_read_the_committed_result():
+    t = vp.section_tables(check=False)
+    assert {"fitted", "hyper", "predicted", "zdeblick", "validity"} <= set(t)
+    pred = t["predicted"].set_index("column")
+    assert pred.loc["ratio_axial-rotation", "members"] >= vp.MEMBERS - 5
+    assert (t["fitted"]["data"].str.contains("fitted")).all()

@@ -48,9 +48,21 @@ from segment.studies.calibration.hierarchical import (
 )
 from segment.studies.curves import MODES
 
-__all__ = ["MEMBERS", "SEED", "check_result", "draw_members", "member_models", "member_table",
-           "ramp_table", "read_result", "rupture_ties", "validity_limits", "write_members",
-           "write_result"]
+__all__ = [
+    "MEMBERS",
+    "SEED",
+    "check_result",
+    "draw_members",
+    "member_models",
+    "member_table",
+    "ramp_table",
+    "read_result",
+    "rupture_ties",
+    "section_tables",
+    "validity_limits",
+    "write_members",
+    "write_result",
+]
 
 MEMBERS = 200
 """Members of the virtual population (issue 32: at least 200)."""
@@ -479,3 +491,87 @@ def remove_stale(out: Path, n: int) -> None:
             continue
         if k > n and p.is_dir():
             shutil.rmtree(p)
+
+
+# ---------------------------------------------------------------------------- report
+QUANTITIES = (
+    ("intact_flexion_deg", "rotation at 1.8 N m, flexion, intact [deg]"),
+    ("intact_extension_deg", "rotation at 1.8 N m, extension, intact [deg]"),
+    ("intact_lateral-bending_deg", "rotation at 1.8 N m, lateral bending, intact [deg]"),
+    ("intact_axial-rotation_deg", "rotation at 1.8 N m, axial rotation, intact [deg]"),
+    ("ratio_flexion", "intact / posterior-removed, flexion"),
+    ("ratio_extension", "intact / posterior-removed, extension"),
+    ("ratio_lateral-bending", "intact / posterior-removed, lateral bending"),
+    ("ratio_axial-rotation", "intact / posterior-removed, axial rotation"),
+    *((f"facetectomy_{f}_{c}_pct", f"bilateral facetectomy {f} %, {w} [% change]")
+      for c, w in (("AR", "axial rotation"), ("FLX", "flexion")) for f in FACETECTOMY),
+    ("flexion_first_rupture_Nm", "first rupture in flexion [N m]"),
+    ("flexion_limit_Nm", "validity limit reached in flexion [N m]"),
+    ("extension_limit_Nm", "validity limit reached in extension [N m]"),
+)
+"""The population's predictions shown by the report, with their labels."""
+MORONEY_RATIO = {"lateral-bending": 2.6471 / 5.4545, "axial-rotation": 1.5517 / 4.2857}
+"""Moroney's intact / posterior-removed rotation (computed from calibration_targets.csv)."""
+
+
+def section_tables(folder=None, *, model=None, check: bool = True) -> dict[str, pd.DataFrame]:
+    """The tables of the report's population section from a committed result (default
+    ``data/population/``), nothing recomputed but the cheap :func:`check_result`:
+
+    * ``fitted``: what the calibration was fitted to and how well (Nightingale's steps: RMS
+      per specimen and direction [deg]; Moroney's means: value, fitted, z);
+    * ``hyper``: the hyper-parameters (laboratory medians, specimen SD, laboratory SD);
+    * ``predicted``: each quantity of :data:`QUANTITIES` over the members: median and
+      5-95 % band (never fitted: predictions), with Moroney's value where one exists;
+    * ``zdeblick``: the graded facetectomy against Zdeblick et al.'s trend (little change up
+      to 50 %, the largest at 75-100 %), the verdict in words;
+    * ``loo``, ``loo_failure``, ``lab_out``, ``forms``: the held-out checks where
+      ``scripts/population_loo.py`` wrote them;
+    * ``validity``: the members' phi_y validity limits and their sources;
+    * ``checks``: :func:`check_result` (with ``check``).
+    """
+    import segment
+
+    folder = data_dir() / "population" if folder is None else Path(folder)
+    res = read_result(folder)
+    out: dict[str, pd.DataFrame] = {}
+    steps = res["steps.csv"]
+    rms = (steps.assign(sq=steps["residual_deg"] ** 2)
+           .groupby(["specimen", "direction"], sort=False)["sq"]
+           .apply(lambda v: math.sqrt(math.fsum(v) / len(v))).reset_index(name="rms_deg"))
+    rms.insert(0, "data", "Nightingale 2002 steps (fitted)")
+    mor = res["moroney.csv"].copy()
+    mor.insert(0, "data", "Moroney 1988 means (fitted)")
+    out["fitted"] = pd.concat([rms, mor], ignore_index=True)
+    out["hyper"] = res["hyperparameters.csv"]
+    pop = res["population.csv"]
+    rows = []
+    for col, label in QUANTITIES:
+        v = pop[col].to_numpy(float)
+        fin = v[np.isfinite(v)]
+        mode = col.removeprefix("ratio_")
+        rows.append({"quantity": label, "column": col, "members": int(fin.size),
+                     "median": float(np.median(fin)) if fin.size else math.nan,
+                     "q5": float(np.percentile(fin, 5)) if fin.size else math.nan,
+                     "q95": float(np.percentile(fin, 95)) if fin.size else math.nan,
+                     "moroney": MORONEY_RATIO.get(mode, math.nan) if col.startswith("ratio_")
+                     else math.nan, "kind": "predicted (not fitted)"})
+    out["predicted"] = pd.DataFrame(rows)
+    z = []
+    for c in ("AR", "FLX"):
+        med = {f: float(np.nanmedian(pop[f"facetectomy_{f}_{c}_pct"])) for f in FACETECTOMY}
+        small = max(abs(med[25]), abs(med[50]))
+        large = max(med[75], med[100])
+        agree = large > 2.0 * small and med[100] >= med[50]
+        z.append({"mode": c, **{f"median_{f}_pct": med[f] for f in FACETECTOMY},
+                  "zdeblick_trend": "little change up to 50 %, the largest at 75-100 %",
+                  "agrees": bool(agree)})
+    out["zdeblick"] = pd.DataFrame(z)
+    for name, key in (("loo_summary.csv", "loo"), ("loo_failure.csv", "loo_failure"),
+                      ("lab_out.csv", "lab_out"), ("loo_forms.csv", "forms")):
+        if (folder / name).is_file():
+            out[key] = pd.read_csv(folder / name)
+    out["validity"] = res["validity_limits.csv"]
+    if check:
+        out["checks"] = check_result(segment.c5c6() if model is None else model, folder)
+    return out
