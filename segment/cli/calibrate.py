@@ -273,15 +273,22 @@ def run_population(args, argv) -> int:
               file=sys.stderr)
         return 1
     lab = None if args.lab in (None, NEW_LAB) else args.lab
+    limits = vp.validity_limits(data)
+    # a further specimen of Nightingale's study is one that survived its static protocol
+    survive = vp.STATIC_PROTOCOL_NM if lab == data.laboratory else None
+    condition = ("" if survive is None else
+                 f"carries {survive:g} N m in flexion and extension intact within its "
+                 f"validity limits (the static protocol every training specimen of {lab} "
+                 "survived)")
     try:
-        P, rejected = vp.draw_members(fit, model, vp.MEMBERS, lab=lab, seed=vp.SEED)
+        P, rejected = vp.draw_members(fit, model, vp.MEMBERS, lab=lab, seed=vp.SEED,
+                                      survive_nm=survive, limits=limits)
     except ValueError as exc:
         print(f"segment: {exc}; nothing written", file=sys.stderr)
         return 1
     if rejected:
-        print(f"{rejected} draw(s) without an equilibrium at 1.8 N m in some mode were "
-              "skipped")
-    limits = vp.validity_limits(data)
+        print(f"{rejected} draw(s) skipped: no equilibrium at 1.8 N m in some mode"
+              + (f", or not surviving {survive:g} N m" if survive else ""))
     table = vp.member_table(fit, model, P, lab=lab or NEW_LAB, limits=limits)
     command = "segment " + " ".join(argv)
     models = vp.member_models(fit, model, P)
@@ -291,7 +298,7 @@ def run_population(args, argv) -> int:
     written = vp.write_members(models, model, out, note=note, limits=limits,
                                source_dir=args.data)
     written += vp.write_result(fit, table, limits, out, command=command, lab=lab,
-                               rejected=rejected)
+                               rejected=rejected, condition=condition)
     print(f"wrote {len(models)} member folders and the tables {', '.join(vp.RESULT_FILES)} "
           f"to {out} in {time.perf_counter() - t0:.0f} s")
     return 0

@@ -147,23 +147,78 @@ def member_models(fit, model, P, *, form=None) -> list:
     return [form.space.apply(fm, p) for p in np.atleast_2d(P)]
 
 
-def draw_members(fit, model, n: int = MEMBERS, *, lab=None, seed: int = SEED,
-                 form=None) -> tuple[np.ndarray, int]:
+STATIC_PROTOCOL_NM = 3.5
+"""Moment [N m] every training specimen of Nightingale et al. carried intact in both
+directions (their last static steps: 3.6-4.8 N m)."""
+
+
+def survives(model, moment_Nm: float = STATIC_PROTOCOL_NM, *, limits="default") -> bool:
+    """True when ``model`` carries ``moment_Nm`` in flexion and in extension with no strip
+    ruptured and within its validity limit (:func:`segment.ramp`)."""
+    import segment
+
+    for case in ("FLX", "EXT"):
+        r = segment.ramp(model, segment.LOAD_CASES[case], to_scale=moment_Nm / 1.8, steps=20,
+                         limits=limits)
+        if not r.ok or any(e[1] == "ruptured" for e in r.events):
+            return False
+    return True
+
+
+def draw_members(fit, model, n: int = MEMBERS, *, lab=None, seed: int = SEED, form=None,
+                 survive_nm: float | None = None, limits=None) -> tuple[np.ndarray, int]:
     """``(P (n, D), rejected)``: the first ``n`` draws of the fit's predictive distribution
     (:meth:`~segment.studies.calibration.hierarchical.PopulationFit.draw`) that have an
     equilibrium at 1.8 N m in every mode, intact and posterior-removed, and how many draws
-    before them had none (the population is the predictive distribution restricted to
-    models that can carry Moroney's loads: a stated truncation)."""
+    before them were skipped (the population is the predictive distribution restricted to
+    models that can carry Moroney's loads: a stated truncation).
+
+    With ``survive_nm`` also only draws that carry that moment in flexion and extension
+    intact and within ``limits`` (the phi_y rows of :func:`validity_limits`;
+    :func:`survives`): the specimens of a study whose static protocol went to that moment
+    are those that survived it (every training specimen did), so a prediction for "a
+    further specimen of the same study" is conditioned on it. A selection, stated in the
+    manifest with the number rejected; the unconditioned share is reported by
+    ``scripts/population_loo.py``."""
     from segment.studies.forms import load_form
 
     form = load_form(fit.form_path if form is None else form)
     fwd = Forward(form.model(model), form.space)
-    P = fit.draw(n + n // 4 + 8, lab=lab, seed=seed)
+    P = fit.draw(2 * n + 16, lab=lab, seed=seed)
     _, ok, _ = fwd(P, MORONEY_EXPERIMENTS)
-    keep = np.flatnonzero(ok)[:n]
-    if keep.size < n:
-        raise ValueError(f"only {keep.size} of {P.shape[0]} draws have equilibria at 1.8 N m")
+    keep = []
+    lim = _limits_object(limits) if survive_nm is not None else None
+    for k in np.flatnonzero(ok):
+        if survive_nm is not None and not survives(
+                member_models(fit, model, P[k:k + 1], form=form)[0], survive_nm, limits=lim):
+            continue
+        keep.append(k)
+        if len(keep) == n:
+            break
+    if len(keep) < n:
+        raise ValueError(f"only {len(keep)} of {P.shape[0]} draws have equilibria at 1.8 N m"
+                         + ("" if survive_nm is None else
+                            f" and survive {survive_nm:g} N m"))
+    keep = np.array(keep)
     return P[keep], int(keep[-1] + 1 - n)
+
+
+def _limits_object(limits):
+    """A :class:`~segment.core.validity.ValidityLimits` with the phi_y rows ``limits`` over
+    the packaged ones ("default" when None)."""
+    if limits is None:
+        return "default"
+    import tempfile
+
+    from segment.core.validity import load_validity_limits
+
+    with tempfile.TemporaryDirectory() as tmp:
+        header, rows = _limits_rows(data_dir(), limits)
+        with open(Path(tmp) / "validity_limits.csv", "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(header)
+            w.writerows(rows)
+        return load_validity_limits(tmp)
 
 
 MORONEY_EXPERIMENTS = tuple(Experiment(c, m, (1.8,)) for c in CONFIGS for m in MODES)
@@ -261,20 +316,8 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
     rupture and its strips (ties joined by ``=``), ultimate moment (NaN where not reached
     before the limit), the moment where the validity limit was reached."""
     import segment
-    from segment.core.validity import load_validity_limits
 
-    lim = "default"
-    if limits is not None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as tmp:
-            header, rows = _limits_rows(data_dir(), limits)
-            with open(Path(tmp) / "validity_limits.csv", "w", newline="",
-                      encoding="utf-8") as fh:
-                w = csv.writer(fh, lineterminator="\n")
-                w.writerow(header)
-                w.writerows(rows)
-            lim = load_validity_limits(tmp)
+    lim = _limits_object(limits)
     names = [f"member_{i + 1:03d}" for i in range(len(models))] if names is None else names
     out = []
     for name, m in zip(names, models, strict=True):
@@ -390,7 +433,7 @@ RESULT_FILES = ("hyperparameters.csv", "specimens.csv", "steps.csv", "moroney.cs
 
 
 def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, command: str,
-                 lab: str | None, rejected: int = 0) -> list[Path]:
+                 lab: str | None, rejected: int = 0, condition: str = "") -> list[Path]:
     """The calibration's tables (module docstring) at ``out``, every number at
     :data:`DIGITS` significant digits."""
     import segment
@@ -406,7 +449,8 @@ def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, comma
         frame.to_csv(out / name, index=False, float_format=fmt, lineterminator="\n")
         written.append(out / name)
     rows = [("command", command), ("lab", lab or NEW_LAB), ("members", str(len(members))),
-            ("draws_without_equilibrium", str(rejected)),
+            ("draws_skipped", str(rejected)),
+            ("conditioned_on", "" if not condition else condition),
             ("seed", str(SEED)), ("form", "population"),
             ("fit", fit.message), ("sweeps", str(fit.sweeps)),
             ("sigma_e_deg", _g(fit.sigma_e)), ("sigma_o_deg", _g(fit.sigma_o)),

@@ -28,22 +28,25 @@ Data and error models:
       v = (+1, ..., +1, -1, ..., -1)
 
   ``o`` is the error of the origin, shared by every step of the record (it adds to the
-  flexion magnitudes and subtracts from the extension ones); ``sigma_o`` =
-  :data:`ORIGIN_SD_DEG` is assumed (the records hold one origin and no unloading branch, so
-  its reproducibility is not available). ``e`` is the step-to-step error (video reading and
-  what the model cannot follow); ``sigma_e`` is estimated by maximum likelihood from the
-  steps (with a floor :data:`MIN_STEP_SD_DEG`). The moments are taken as exact (the load
-  cell is far more precise than the video rotation).
+  flexion magnitudes and subtracts from the extension ones), ``e`` the step-to-step error
+  (video reading and what the model cannot follow). Both SDs are estimated by maximum
+  likelihood from the steps (``sigma_e`` with a floor :data:`MIN_STEP_SD_DEG`); a fixed
+  ``sigma_o`` can be given instead (:data:`ORIGIN_SD_DEG` is the start of the estimate). The
+  origin error also carries the part of a specimen's flexion-extension asymmetry that its
+  neutral zones do not: steps that start at 1.3 N m cannot tell the two apart. The moments
+  are taken as exact (the load cell is far more precise than the video rotation).
 * **Moroney et al. 1988**, laboratory ``moroney1988``: the mean rotation at 1.8 N m of the
   intact and of the posterior-removed segments in flexion, extension, lateral bending and
   axial rotation (``data/calibration_targets.csv``: ``intact`` and ``disc segment`` rows,
   SOURCES.md §2). Taken as the response of the laboratory's mean parameters ``a_moroney``
   (an approximation: the mean response of a population is not the response of its mean),
   with an SD of :data:`MORONEY_CV` of the value (assumed, see there).
-* **The failure tests** are not fitted: they were dynamic with 50-100 N of axial force. They
-  enter as the statement that every specimen was intact through all its static steps (each
-  was failure-tested afterwards); :func:`~segment.studies.calibration.predictive` checks it
-  and compares the members' predicted rupture with them.
+* **The failure tests as bounds**: every training specimen was failure-tested after its
+  static steps, so it was intact through all of them. Each specimen's model must keep every
+  ligament below rupture (strain ratio g < 1, Table 3) at its last static step in each
+  direction: a one-sided residual ``(g - 1) / INTACT_SD`` where it does not
+  (:data:`INTACT_SD`, exact derivative). The failure tests' own peaks are not fitted: they
+  were dynamic with 50-100 N of axial force (SOURCES.md §12).
 
 Estimation: the MAP of ``(z_i, a_nightingale, a_moroney)`` for given ``tau``, ``sigma_e``
 (block coordinate descent: each specimen's ``z_i`` by the bounded Levenberg-Marquardt of
@@ -59,7 +62,10 @@ means; ``mu`` integrated analytically. Every sum that reaches a written number i
 The predictive distribution of a new specimen (:meth:`PopulationFit.draw`): from a training
 laboratory ``z = a_lab + eta`` (with the uncertainty of ``a_lab``), from a new laboratory
 ``z = mu + delta_new + eta`` with ``delta_new ~ N(0, tau_lab^2)``: the laboratory term is what
-a prediction for a laboratory we have no data from must carry.
+a prediction for a laboratory we have no data from must carry. Each member draws its own
+``tau`` from the estimate's scaled inverse chi-square (a few specimens estimate it), which
+gives the predictive the tails of a Student t. A parameter with ``lab_sd`` 0 in
+``hyperpriors.csv`` has no laboratory effect (one mean for every laboratory).
 """
 
 from __future__ import annotations
@@ -103,10 +109,10 @@ TRANSFORMS = ("log", "identity", "logit")
 LOGIT_BOUND = 10.0
 """Bounds of a logit-scale parameter (a value within 5e-5 of its range's ends)."""
 ORIGIN_SD_DEG = 1.0
-"""SD of the origin error of a record [deg], assumed: the unloaded pose of a segment with a
-neutral zone is not unique (Panjabi 1992), and the records hold one (0, 0) pair and no
-unloading branch, so how well it repeats is not available; 1 deg is of the order of the
-rotation between two load steps (0.2-1.5 deg)."""
+"""Start of the estimate of the origin SD [deg] (or its value when a fit is told to hold it):
+the unloaded pose of a segment with a neutral zone is not unique (Panjabi 1992), and the
+records hold one (0, 0) pair and no unloading branch; 1 deg is of the order of the rotation
+between two load steps (0.2-1.5 deg). The committed fit estimates 1.8 deg."""
 MIN_STEP_SD_DEG = 0.05
 """Floor of the estimated step SD [deg]: the video rotations are given to 1e-3 deg, and a fit
 better than 0.05 deg would be fitting the rounding of the interpolation, not the data."""

@@ -217,6 +217,10 @@ def _failure_row(fit, model, data, left, form, n, limits, seed) -> dict:
     lim = np.minimum(rt["flexion_limit_Nm"].fillna(np.inf), rt["extension_limit_Nm"]
                      .fillna(np.inf))
     row["invalid_below_3.5Nm"] = int((lim < INVALID_BELOW_NM).sum())
+    rupt = np.minimum(rt["flexion_first_rupture_Nm"].fillna(np.inf),
+                      rt["extension_first_rupture_Nm"].fillna(np.inf))
+    row["survive_static_share"] = float(((lim >= INVALID_BELOW_NM)
+                                         & (rupt >= INVALID_BELOW_NM)).mean())
     for label in ("flexion", "extension"):
         for what in ("first_rupture", "ultimate", "limit"):
             v = rt[f"{label}_{what}_Nm"].to_numpy(float)
