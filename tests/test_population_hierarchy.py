@@ -259,3 +259,11 @@ def test_section_tables_read_the_committed_result():
     pred = t["predicted"].set_index("column")
     assert pred.loc["ratio_axial-rotation", "members"] >= vp.MEMBERS - 5
     assert (t["fitted"]["data"].str.contains("fitted")).all()
+
+
+def test_survival_of_the_static_protocol():
+    """The published model carries 3.5 N m both ways intact (its first rupture is FL at
+    6.26 N m in flexion) and does not carry 7 N m."""
+    model = segment.c5c6()
+    assert vp.survives(model, vp.STATIC_PROTOCOL_NM)
+    assert not vp.survives(model, 7.0)
