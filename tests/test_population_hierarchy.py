@@ -227,6 +227,11 @@ def test_committed_result_checks_and_members_load(tmp_path):
         m = segment.c5c6(data_dir=tmp_path / f"member_{k + 1:03d}")
         got = vp._rotation_at(m, "flexion")
         assert got == pytest.approx(pop["intact_flexion_deg"].iloc[k], rel=RESOLVE_RTOL)
+    pop.head(2).to_csv(tmp_path / "population.csv", index=False)
+    from segment.studies.population import Population
+
+    read = Population.from_folders(tmp_path)          # segment.population reads it
+    assert read.names == ("member_001", "member_002") and read.form == "population"
 
 
 def test_intact_bound_derivative_matches_central_differences():
