@@ -259,7 +259,7 @@ def test_intact_bound_derivative_matches_central_differences():
 
 
 def test_section_tables_read_the_committed_result():
-    t = vp.section_tables(check=False)
+    t = vp.section_tables(segment.c5c6(), check=False)
     assert {"fitted", "hyper", "predicted", "zdeblick", "validity"} <= set(t)
     pred = t["predicted"].set_index("column")
     assert pred.loc["ratio_axial-rotation", "members"] >= vp.MEMBERS - 5

@@ -29,6 +29,7 @@ before their peaks). The other directions keep the packaged (assumed) limits.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import math
 import platform
@@ -152,14 +153,21 @@ STATIC_PROTOCOL_NM = 3.5
 directions (their last static steps: 3.6-4.8 N m)."""
 
 
+@functools.lru_cache(maxsize=1)
+def _cases():
+    """The packaged load cases (FLX, EXT: pure moments of 1.8 N m, ``load_cases.csv``)."""
+    from segment.core.io import load_parameters
+
+    return load_parameters().load_cases
+
+
 def survives(model, moment_Nm: float = STATIC_PROTOCOL_NM, *, limits="default") -> bool:
     """True when ``model`` carries ``moment_Nm`` in flexion and in extension with no strip
-    ruptured and within its validity limit (:func:`segment.ramp`)."""
-    import segment
+    ruptured and within its validity limit (:func:`segment.solvers.ramp.ramp`)."""
+    from segment.solvers.ramp import ramp
 
     for case in ("FLX", "EXT"):
-        r = segment.ramp(model, segment.LOAD_CASES[case], to_scale=moment_Nm / 1.8, steps=20,
-                         limits=limits)
+        r = ramp(model, _cases()[case], to_scale=moment_Nm / 1.8, steps=20, limits=limits)
         if not r.ok or any(e[1] == "ruptured" for e in r.events):
             return False
     return True
@@ -327,11 +335,11 @@ def rupture_ties(result) -> list[list[str]]:
 def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
                to_nm: float = RAMP_TO_NM, steps: int = RAMP_STEPS) -> pd.DataFrame:
     """Each member ramped in flexion and extension to ``to_nm`` with ligament rupture
-    (:func:`segment.ramp`) under the validity limits ``limits`` (the phi_y rows of
+    (:func:`segment.solvers.ramp.ramp`) under the validity limits ``limits`` (the phi_y rows of
     :func:`validity_limits` over the packaged ones; None: the packaged ones): first
     rupture and its strips (ties joined by ``=``), ultimate moment (NaN where not reached
     before the limit), the moment where the validity limit was reached."""
-    import segment
+    from segment.solvers.ramp import ramp
 
     lim = _limits_object(limits)
     names = [f"member_{i + 1:03d}" for i in range(len(models))] if names is None else names
@@ -339,9 +347,9 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
     for name, m in zip(names, models, strict=True):
         row = {"member": name}
         for case, label in (("FLX", "flexion"), ("EXT", "extension")):
-            load = segment.LOAD_CASES[case]
+            load = _cases()[case]
             scale = to_nm / 1.8
-            r = segment.ramp(m, load, to_scale=scale, steps=steps, limits=lim)
+            r = ramp(m, load, to_scale=scale, steps=steps, limits=lim)
             fl = r.failure_loads()
             ties = rupture_ties(r)
             row[f"{label}_first_rupture_Nm"] = fl["first_rupture_Nm"]
@@ -452,7 +460,7 @@ def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, comma
                  lab: str | None, rejected: int = 0, condition: str = "") -> list[Path]:
     """The calibration's tables (module docstring) at ``out``, every number at
     :data:`DIGITS` significant digits."""
-    import segment
+    from segment import __version__
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -470,7 +478,7 @@ def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, comma
             ("seed", str(SEED)), ("form", "population"),
             ("fit", fit.message), ("sweeps", str(fit.sweeps)),
             ("sigma_e_deg", _g(fit.sigma_e)), ("sigma_o_deg", _g(fit.sigma_o)),
-            ("segment_version", segment.__version__),
+            ("segment_version", __version__),
             ("numpy_version", np.__version__), ("python", platform.python_version())]
     rows += [(f"sha256 {k}", v) for k, v in sorted(fit.inputs.items())]
     with open(out / "manifest.csv", "w", newline="", encoding="utf-8") as fh:
@@ -578,7 +586,7 @@ MORONEY_RATIO = {"lateral-bending": 2.6471 / 5.4545, "axial-rotation": 1.5517 / 
 """Moroney's intact / posterior-removed rotation (computed from calibration_targets.csv)."""
 
 
-def section_tables(folder=None, *, model=None, check: bool = True) -> dict[str, pd.DataFrame]:
+def section_tables(model, folder=None, *, check: bool = True) -> dict[str, pd.DataFrame]:
     """The tables of the report's population section from a committed result (default
     ``data/population/``), nothing recomputed but the cheap :func:`check_result`:
 
@@ -592,10 +600,9 @@ def section_tables(folder=None, *, model=None, check: bool = True) -> dict[str, 
     * ``loo``, ``loo_failure``, ``lab_out``, ``forms``: the held-out checks where
       ``scripts/population_loo.py`` wrote them;
     * ``validity``: the members' phi_y validity limits and their sources;
-    * ``checks``: :func:`check_result` (with ``check``).
+    * ``checks``: :func:`check_result` on ``model`` (the published model the population
+      was calibrated on; with ``check``).
     """
-    import segment
-
     folder = data_dir() / "population" if folder is None else Path(folder)
     res = read_result(folder)
     out: dict[str, pd.DataFrame] = {}
@@ -640,5 +647,5 @@ def section_tables(folder=None, *, model=None, check: bool = True) -> dict[str, 
             out[key] = pd.read_csv(folder / name)
     out["validity"] = res["validity_limits.csv"]
     if check:
-        out["checks"] = check_result(segment.c5c6() if model is None else model, folder)
+        out["checks"] = check_result(model, folder)
     return out
