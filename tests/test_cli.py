@@ -470,8 +470,8 @@ def test_ramp_prints_the_validity_limit_and_its_source(capsys, tmp_path):
     code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--out", out_csv)
     assert code == EXIT_OK, err
     assert ("validity limit: flexion beyond 15.4 deg from the unloaded equilibrium, at scale "
-            "3.562, reached by rupture of CL-left; source: Voo, Pintar, Yoganandan and Liu "
-            "1998 (SOURCES.md §5, §8)") in out
+            "3.562, reached by rupture of CL-left and CL-right; source: Voo, Pintar, "
+            "Yoganandan and Liu 1998 (SOURCES.md §5, §8)") in out
     assert "carries the load without a failure law: not a prediction" in out
     assert "ultimate: not predicted (beyond the validity limit); validity limit: scale 3.562 " \
            "(6.412 N m)" in out

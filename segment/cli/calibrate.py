@@ -9,6 +9,11 @@ is written only once every result is in: a failure leaves it as it was.
 With ``--curves FILE``: calibration to specimen curves in a model form (``--form``): the
 population's corridor, one specimen (``--specimen``), or every specimen its own set
 (``--each``: ``DIR/<specimen>/`` and ``DIR/population.csv``).
+
+With ``--population``: the hierarchical calibration of every laboratory and mode
+(:mod:`segment.studies.calibration.hierarchical`) and a virtual population drawn from its
+predictive distribution for a new specimen, of a new laboratory or of ``--lab NAME``
+(:mod:`segment.studies.virtual_population`): ``DIR/member_NNN/`` and ``DIR/population.csv``.
 """
 
 from __future__ import annotations
@@ -41,8 +46,9 @@ def register(sub) -> None:
     p.add_argument("--space", metavar="FILE", default=None,
                    help="parameter-space CSV (default: parameter_space.csv of --data, else "
                         "the packaged one)")
-    p.add_argument("--out", metavar="DIR", default="calibrated",
-                   help="output data folder (default: calibrated)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="output data folder (default: calibrated; with --population: "
+                        "population)")
     p.add_argument("--curves", metavar="FILE", nargs="?", const="", default=None,
                    help="calibrate to the specimen curves of FILE (format: "
                         "segment.studies.curves; without FILE the packaged curves of "
@@ -57,6 +63,18 @@ def register(sub) -> None:
                         "DIR/<specimen>/, and DIR/population.csv")
     p.add_argument("--specimen", metavar="NAME", default=None,
                    help="with --curves: calibrate to this specimen's curves only")
+    from segment.studies.calibration.hierarchical import LABS, NEW_LAB
+
+    p.add_argument("--population", action="store_true",
+                   help="calibrate one hierarchical population to every laboratory and mode "
+                        "(the raw steps of Nightingale et al. 2002, Moroney et al. 1988's "
+                        "intact and posterior-removed means) and write a virtual population "
+                        "of 200 members drawn for a new specimen: DIR/member_NNN/ and "
+                        "DIR/population.csv")
+    p.add_argument("--lab", metavar="NAME", default=None, choices=(*LABS, NEW_LAB),
+                   help="with --population: draw the members for a new specimen of this "
+                        f"laboratory: {', '.join(LABS)}, or {NEW_LAB} (default: a new "
+                        "laboratory, with the between-laboratory spread)")
     count_option(p, "--samples", minimum=0, maximum=MAX_DRAWS, why="MAX_DRAWS", default=0,
                  metavar="N",
                  help="also draw about N posterior samples by MCMC (emcee, c5c6-segment[study]) "
@@ -66,6 +84,12 @@ def register(sub) -> None:
 
 
 def run(args, argv) -> int:
+    if args.population:
+        return run_population(args, argv)
+    if args.lab is not None:
+        raise UsageError("--lab goes with --population")
+    if args.out is None:
+        args.out = "calibrated"
     if args.curves is not None:
         return run_curves(args, argv)
     for option in ("form", "specimen"):
@@ -219,4 +243,62 @@ def run_curves(args, argv) -> int:
     elif (out / "posterior_diagnostics.csv").exists():
         (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     print(f"wrote {len(written)} files to {out}")
+    return 0
+
+
+def run_population(args, argv) -> int:
+    """``segment calibrate --population [--lab NAME] [--out DIR]``."""
+    import time
+
+    import segment
+    from segment.studies import virtual_population as vp
+    from segment.studies.calibration.hierarchical import NEW_LAB, fit_population
+    from segment.studies.specimens import load_specimens
+
+    for option in ("curves", "targets", "space", "form", "specimen", "scheduler"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option} does not go with --population (it calibrates the "
+                             "population form to every dataset)")
+    if args.each or args.samples:
+        raise UsageError("--each and --samples do not go with --population")
+    out = check_output_folder(args.out or "population", "--out")
+    t0 = time.perf_counter()
+    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    data = load_specimens()
+    fit = fit_population(model, data)
+    print(f"population calibration: {fit.message}; step SD {fit.sigma_e:.3g} deg, origin SD "
+          f"{fit.sigma_o:.3g} deg ({len(fit.specimens)} specimens, Moroney's 8 means)")
+    if not fit.converged:
+        print("segment: the population calibration did not converge; nothing written",
+              file=sys.stderr)
+        return 1
+    lab = None if args.lab in (None, NEW_LAB) else args.lab
+    limits = vp.validity_limits(data)
+    # a further specimen of Nightingale's study is one that survived its static protocol
+    survive = vp.STATIC_PROTOCOL_NM if lab == data.laboratory else None
+    condition = ("" if survive is None else
+                 f"carries {survive:g} N m in flexion and extension intact within its "
+                 f"validity limits (the static protocol every training specimen of {lab} "
+                 "survived)")
+    try:
+        P, rejected = vp.draw_members(fit, model, vp.MEMBERS, lab=lab, seed=vp.SEED,
+                                      survive_nm=survive, limits=limits)
+    except ValueError as exc:
+        print(f"segment: {exc}; nothing written", file=sys.stderr)
+        return 1
+    if rejected:
+        print(f"{rejected} draw(s) skipped: no equilibrium at 1.8 N m in some mode"
+              + (f", or not surviving {survive:g} N m" if survive else ""))
+    table = vp.member_table(fit, model, P, lab=lab or NEW_LAB, limits=limits)
+    command = "segment " + " ".join(argv)
+    models = vp.member_models(fit, model, P)
+    note = (f"population member drawn for a new specimen of {lab or 'a new laboratory'} from "
+            f"the hierarchical calibration of `{command}`")
+    vp.remove_stale(out, len(models))
+    written = vp.write_members(models, model, out, note=note, limits=limits,
+                               source_dir=args.data)
+    written += vp.write_result(fit, table, limits, out, command=command, lab=lab,
+                               rejected=rejected, condition=condition)
+    print(f"wrote {len(models)} member folders and the tables {', '.join(vp.RESULT_FILES)} "
+          f"to {out} in {time.perf_counter() - t0:.0f} s")
     return 0

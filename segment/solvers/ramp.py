@@ -105,6 +105,12 @@ RAMP_STATUS = ("reached to_scale", "no equilibrium", "unloaded equilibrium not f
 LIMIT_NONE, LIMIT_BOUND, LIMIT_BOUND_JUMP, LIMIT_NO_TAUT = 0, 1, 2, 3
 RUPTURE_TOL = 1e-9
 """|g - 1| at which the rupture scale is accepted (g = strain / eps_max of the strip)."""
+TIE_RTOL = 1e-9
+"""Strips whose strain ratios agree within this fraction when one reaches F_max break
+together (:func:`_tied`): mirror-image ligaments under a symmetric load reach F_max at the same
+load in exact arithmetic, and which of them the solver breaks first would otherwise be the
+order of the strips in the model (issue 32: a symmetric flexion ramp broke CL-left before
+CL-right)."""
 MIN_INCREMENT = 1e-7
 """Smallest load increment tried [x nominal load] before the ramp gives up (no equilibrium):
 the ultimate load is located to within this, whatever ``steps`` is."""
@@ -147,6 +153,34 @@ def _max_ratio(q, glob, lig, alive):
             best = g
             arg = i
     return best, arg
+
+
+@njit
+def _tied(q, glob, lig, alive, i, out):
+    """Intact strips other than ``i`` whose strain ratio g = strain / eps_max at ``q`` equals
+    strip i's within :data:`TIE_RTOL` (a symmetric pair under a symmetric load): written to
+    ``out``, their number returned. They break with strip i, so that no result depends on
+    the order of the strips in the model."""
+    R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
+          (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
+          (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
+    R, _, _ = _axes(q, R0)
+    p = [glob[G_S0 + k] + R0[k][0] * q[0] + R0[k][1] * q[1] + R0[k][2] * q[2]
+         for k in range(3)]
+    g = np.empty(lig.shape[0])
+    for j in range(lig.shape[0]):
+        s = 0.0
+        for k in range(3):
+            x = p[k] + R[k][0] * lig[j, L_A] + R[k][1] * lig[j, L_A + 1] + R[k][2] * lig[j, L_A + 2]
+            d = lig[j, L_B + k] - x
+            s += d * d
+        g[j] = (math.sqrt(s) - lig[j, L_L0]) / lig[j, L_L0] / lig[j, L_EPS + 2]
+    count = 0
+    for j in range(lig.shape[0]):
+        if j != i and alive[j] != 0.0 and abs(g[j] - g[i]) <= TIE_RTOL * abs(g[i]):
+            out[count] = j
+            count += 1
+    return count
 
 
 @njit
@@ -239,6 +273,7 @@ def _ramp_kernel(glob, lig0, fac, pts, f, to_scale, steps, q0, alive0, tol, max_
     packed = (glob, lig, fac, pts)
     sub = np.empty((max_iterations, 2))
     log = np.empty((5 * max_iterations, 3))
+    tied = np.empty(lig.shape[0], dtype=np.int64)
     q = q0.copy()
     q_unl = q0.copy()
     n = _record(out_s, out_q, out_kind, out_strip, 0, 0.0, q, ROW_STEP, -1)
@@ -310,17 +345,26 @@ def _ramp_kernel(glob, lig0, fac, pts, f, to_scale, steps, q0, alive0, tol, max_
                 n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q, ROW_LIMIT, -1)
                 return n, RAMP_LIMIT, alive, LIMIT_BOUND, j_limit
             n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q, ROW_FMAX, i_break)
-            # break, re-solve at the same load, cascade
+            # break (with every strip tied with it), re-solve at the same load, cascade
             while True:
+                n_tied = _tied(q, glob, lig, alive, i_break, tied)
+                for t in range(n_tied):
+                    _kill(lig, alive, tied[t])
                 q_new, ok = _break(packed, lig0, alive, i_break, f * s_star, q, tol,
                                    max_iterations, sub, log)
                 if not ok:
                     n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q_new,
                                 ROW_FAILED, i_break)
+                    for t in range(n_tied):
+                        n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q_new,
+                                    ROW_FAILED, tied[t])
                     return n, RAMP_NO_EQUILIBRIUM, alive, LIMIT_NONE, -1
                 q = q_new
                 n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q, ROW_RUPTURED,
                             i_break)
+                for t in range(n_tied):
+                    n = _record(out_s, out_q, out_kind, out_strip, n, s_star, q,
+                                ROW_RUPTURED, tied[t])
                 h, j_limit = _limit_ratio(q, q_unl, lim_dof, lim_bound)
                 if h >= 1.0:
                     return n, RAMP_LIMIT, alive, LIMIT_BOUND_JUMP, j_limit
@@ -608,8 +652,11 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     limit = None
     if status == RAMP_LIMIT:
         k = len(rows) - 1
-        last_rupture = next((names[r[3]] for r in reversed(rows) if r[2] == ROW_RUPTURED),
-                            None)
+        last = [r for r in rows if r[2] == ROW_RUPTURED]
+        # the last rupture with every strip that broke with it (a tie, _tied)
+        group = [r for r in last if last and r[0] == last[-1][0]
+                 and np.array_equal(r[1], last[-1][1])]
+        last_rupture = " and ".join(names[r[3]] for r in group) if group else None
         if limit_kind == LIMIT_NO_TAUT:
             limit = RampLimit("no ligament left taut", NO_TAUT_LIGAMENT,
                               "DETC2000/MECH-6821 eq. (1) and Table 3 (SOURCES.md §1, §8)",
@@ -621,6 +668,11 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
                               else f"rupture of {last_rupture}", b)
         if limit_kind != LIMIT_BOUND:
             within[k] = False        # the disc-only or past-the-bound equilibrium
+            j = k - 1                # and the rows of strips that broke with it (a tie)
+            while (j >= 0 and rows[j][2] == ROW_RUPTURED and rows[j][0] == rows[k][0]
+                   and np.array_equal(rows[j][1], rows[k][1])):
+                within[j] = False
+                j -= 1
         event_text[k] = "; ".join(x for x in (event_text[k], "validity limit: "
                                               + limit.description) if x)
     if track_facets:
