@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.io import data_dir
+from segment.core.io import data_dir
 
 
 def pytest_collection_modifyitems(config, items):
