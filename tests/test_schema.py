@@ -72,7 +72,7 @@ def test_a_made_up_parameter_is_loaded_written_packed_differentiated_and_checked
                                                  "uniform,,,made up"))
         base = segment.c5c6(data_dir=data_copy).with_strips({"FL": 3})
         P = np.array([[1.5], [1.8]])
-        glob, lig, fac = space.pack(base, P)
+        _, lig, _ = space.pack(base, P)
         for k, p in enumerate(P[:, 0]):
             expected = space.apply(base, [p])._packed
             np.testing.assert_allclose(lig[k], expected[1], rtol=1e-14)
