@@ -144,7 +144,7 @@ doctest_global_cleanup = """
 _os.chdir(_docs_cwd)
 _docs_tmp.cleanup()
 """
-doctest_show_successes = False
+doctest_show_successes = True   # output.txt lists every document and its tests
 
 # --- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
