@@ -159,7 +159,8 @@ html_theme_options = {
 }
 html_sidebars = {"**": ["sidebar-contents.html"]}   # docs/_templates: every page's contents
 html_context = {"default_mode": "light"}
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["segment.css"]
 html_show_sourcelink = False
 
 
