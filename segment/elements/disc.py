@@ -77,7 +77,7 @@ DISC_LAW_PARAMETERS = {"linear": (), "neutral-zone": ("zone_pos", "zone_neg", "r
 DISC_LAW_WIDTH = 4
 """Packed row of one coordinate: law code, then three parameter slots."""
 FW35_X_CAP = 1.3
-"""|q / (2 s)| beyond which the fw35 law continues linearly (module docstring) [rad]."""
+"""``|q / (2 s)|`` beyond which the fw35 law continues linearly (module docstring) [rad]."""
 
 
 def _law_code(name: str) -> int:

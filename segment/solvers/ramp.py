@@ -27,7 +27,7 @@ own, each a Newton solve warm-started from the last equilibrium (:func:`_ramp_ke
 
 The curves of Table 3 rise strictly from A to C, so the strain criterion is the force
 criterion of the paper. When an increment ends with g >= 1, the scale s* at which g(s*) = 1 is
-found on the equilibrium path by the Illinois variant of regula falsi (|g - 1| <= 1e-9; each
+found on the equilibrium path by the Illinois variant of regula falsi (``|g - 1| <= 1e-9``; each
 trial a warm-started Newton solve); the equilibrium at s* is recorded (event ``F_max``), the
 strip with the largest g breaks and the segment is solved again at the same load (event
 ``ruptured``; if Newton from the last equilibrium fails, the broken strip's force is taken
@@ -399,7 +399,7 @@ class RampLimit:
         Row of :attr:`RampResult.frame` where it fired.
     reached_by : str
         ``"load increment"`` (the displacement reached the bound on the equilibrium path,
-        located to |h - 1| <= 1e-9) or ``"rupture of X"`` (the jump at constant load after X
+        located to ``|h - 1| <= 1e-9``) or ``"rupture of X"`` (the jump at constant load after X
         broke carried it past the bound, or left no ligament taut).
     bound : DisplacementBound or None
         The bound of rule 1 (None for rule 2).

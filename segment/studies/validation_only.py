@@ -95,7 +95,7 @@ def icr_offset(centre_c6, reference_c6, *, axes_deg: float = 0.0) -> np.ndarray:
     ``axes_deg`` turns the comparison axes against ours about +y (a rotation of the anterior
     axis towards superior for a negative angle, as Ry): the offset is ``R(axes)^T (c - r)``.
     A 1 mm shift of the reference point shifts the offset by exactly -1 mm; a 1 deg turn of
-    the axes moves it by |c - r| pi / 180.
+    the axes moves it by ``|c - r| pi / 180``.
     """
     d = np.asarray(centre_c6, dtype=float) - np.asarray(reference_c6, dtype=float)
     t = math.radians(axes_deg)
