@@ -1,6 +1,6 @@
 """Benchmark the explorer's update path: warm-started solve + in-place scene update.
 
-Drives :class:`segment.viz.Explorer` off-screen with random slider changes (one slider per
+Drives :class:`segment.views.viz.Explorer` off-screen with random slider changes (one slider per
 step, as a user dragging) and prints JSON with the median and 90th-percentile times [ms] of
 
 * ``solve``: the warm-started equilibrium,
@@ -23,7 +23,7 @@ os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 import numpy as np
 from _common import emit, progress
 
-from segment.viz import SLIDERS, Explorer
+from segment.views.viz import SLIDERS, Explorer
 
 TARGET_MS = 50.0
 

@@ -60,7 +60,7 @@ import data_mutations as dm
 
 import segment
 from segment import cli
-from segment.io import data_dir, load_parameters
+from segment.core.io import data_dir, load_parameters
 
 
 def _names_everything(message: str, m: dm.Mutation) -> bool:
@@ -206,7 +206,7 @@ def solver_probes() -> dict[str, tuple[bool, str]]:
 
 
 def contact_probes() -> dict[str, tuple[bool, str]]:
-    from segment.facet import Disc, disc_contact
+    from segment.elements.facet import Disc, disc_contact
 
     def finite_or_range_error(d1, d2, check=None):
         def probe():

@@ -1,4 +1,4 @@
-"""Shared fixtures. (segment.viz chooses VTK's off-screen window itself, per plotter.)"""
+"""Shared fixtures. (segment.views.viz chooses VTK's off-screen window itself, per plotter.)"""
 
 import importlib.util
 import os
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.io import data_dir
+from segment.core.io import data_dir
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import segment
-from segment import calibration as cal
-from segment.calibration import (
+from segment.studies import calibration as cal
+from segment.studies.calibration import (
     Targets,
     calibrate,
     load_targets,
@@ -22,8 +22,8 @@ from segment.calibration import (
     split_rhat,
     write_calibrated,
 )
-from segment.space import load_space
 from segment.studies.calibration.targets import _frozen
+from segment.studies.space import load_space
 
 Z95 = 1.959963984540054
 # finite differences of re-solved equilibria vs the exact dy/dp (as tests/test_sensitivity.py)
@@ -551,7 +551,7 @@ def test_reference_points_follow_the_c6_body_of_the_geometry_file(tmp_path):
     np.testing.assert_allclose(refs["superior endplate centre"], [0.0, 6.0])
     np.testing.assert_allclose(refs["posterior-superior corner"], [-8.0, 6.0])
     np.testing.assert_allclose(refs["anterior-superior corner"], [8.0, 6.0])
-    rows = list(csv.reader(open(segment.io.data_dir() / "vertebra_geometry.csv",
+    rows = list(csv.reader(open(segment.core.io.data_dir() / "vertebra_geometry.csv",
                                 encoding="utf-8")))
     i = next(k for k, r in enumerate(rows) if r[:2] == ["C6", "body"])
     rows[i][rows[0].index("z1_mm")] = "7.5"

@@ -11,7 +11,7 @@ from data_mutations import MUTATIONS, TABLES, copy_tables, fingerprint, set_cell
 
 import segment
 from segment import cli
-from segment.io import PLAUSIBLE, UNRANGED, ImplausibleDataWarning, data_dir, parse_number
+from segment.core.io import PLAUSIBLE, UNRANGED, ImplausibleDataWarning, data_dir, parse_number
 
 MIN_MUTATIONS = 60
 EXIT_USAGE = 2
@@ -66,7 +66,7 @@ def test_every_error_of_a_file_is_reported_at_once(data_copy):
 
 
 def test_error_list_is_capped(data_copy):
-    from segment.io import MAX_ERRORS
+    from segment.core.io import MAX_ERRORS
 
     cols = ("c5_x_mm", "c5_y_mm", "c5_z_mm", "c6_x_mm", "c6_y_mm", "c6_z_mm")
     set_cells("ligaments.csv", [(r, c, "bad") for r in range(1, 7) for c in cols])(data_copy)
@@ -98,7 +98,7 @@ def test_parse_number_rejects_what_people_do_not_mean(text, hint):
 
 
 def test_python_float_would_accept_what_parse_number_rejects():
-    # why segment.io has its own parser: float() reads "0_58" as 58 and any Unicode digits
+    # why segment.core.io has its own parser: float() reads "0_58" as 58 and any Unicode digits
     assert float("0_58") == 58.0
     assert float("٠.٥٨") == 0.58
 

@@ -1,4 +1,5 @@
-"""The dual-number facet contact (segment.facet_dual) vs the complex reference (facet._contact).
+"""The dual-number facet contact (segment.elements.facet_dual) vs the complex reference
+(facet._contact).
 
 ``_contact_dual`` evaluates the same formulas with the same branches on values and five
 directional derivatives; the complex step of ``_contact`` gives each derivative exactly to
@@ -10,9 +11,9 @@ operations long).
 import numpy as np
 import pytest
 
-from segment._dual import dexp, dinv, dmul, dsqrt
-from segment.facet import REGIMES, _contact, _contact_force
-from segment.facet_dual import _contact_dual, _contact_force_dual
+from segment.elements._dual import dexp, dinv, dmul, dsqrt
+from segment.elements.facet import REGIMES, _contact, _contact_force
+from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 
 H = 1e-20
 REL = 1e-12

@@ -1,4 +1,4 @@
-"""CSV parameter tables (segment.io): published numbers, validation errors, immutability.
+"""CSV parameter tables (segment.core.io): published numbers, validation errors, immutability.
 
 Each corruption test copies the packaged tables into ``tmp_path``, breaks exactly one thing and
 checks that :func:`segment.load_parameters` raises a ``ValueError`` whose message names the
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import segment
-from segment import io as sio
+from segment.core import io as sio
 
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
           "facet_contact_law.csv", "facets.csv", "load_cases.csv", "ligament_strips.csv")
@@ -407,7 +407,7 @@ def test_failed_load_leaves_the_default_model_unchanged(data_copy):
     ("cog_x", float("inf"), "cog_x must be a finite number"),
 ])
 def test_body_inertia_rejects_bad_values(field, value, message):
-    from segment.io import BodyInertia
+    from segment.core.io import BodyInertia
     good = {"body": "C5", "mass": 0.2, "inertia": [200.0, 200.0, 300.0], "cog_x": -8.1}
     with pytest.raises(ValueError, match=f"C5: {message}"):
         BodyInertia(**{**good, field: value})

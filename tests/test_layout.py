@@ -1,21 +1,17 @@
-"""The package layout (issue 15): layers, no import cycles, the flat 0.2 paths still work."""
+"""The package layout (issue 15): layers, no import cycles."""
 
 import ast
-import importlib
 import sys
 from pathlib import Path
 
-import pytest
-
 import segment
-from segment import _aliases
 
 PKG = Path(segment.__file__).resolve().parent
 # a module may import from its own layer and the layers before it, never from a later one
 LAYERS = ("elements", "core", "solvers", "views", "studies", "report", "export")
 TOP = ("__init__", "__main__", "cli")           # the API and the command line: may use all
 # helpers every layer may use
-SHARED = ("jit", "_progress", "_extras", "_aliases", "_checks")
+SHARED = ("jit", "_progress", "_extras", "_checks", "_version")
 
 
 def _modules():
@@ -74,9 +70,7 @@ def test_no_module_imports_from_a_later_layer():
     bad = []
     for name, path in _modules():
         for target in _imports(path):
-            if target.split(".")[1] in _aliases.MOVED:
-                bad.append(f"{name} uses the old path {target}")
-            elif _rank(target) > _rank(name):
+            if _rank(target) > _rank(name):
                 bad.append(f"{name} -> {target}")
     assert not bad, bad
 
@@ -102,43 +96,6 @@ def test_no_import_cycles():
 def test_model_and_equilibrium_import_circle_is_broken():
     model = _imports(PKG / "core" / "model.py")
     assert not any("equilibrium" in m for m in model), model
-
-
-@pytest.mark.parametrize("old", sorted(_aliases.MOVED))
-def test_flat_paths_of_0_2_still_import_the_same_module(old):
-    new = importlib.import_module(f"segment.{_aliases.MOVED[old]}")
-    assert importlib.import_module(f"segment.{old}") is new
-    parent, _, attr = f"segment.{old}".rpartition(".")
-    if old not in segment.__all__:          # segment.ramp is the function, as in 0.2
-        assert getattr(importlib.import_module(parent), attr) is new
-    assert new.__spec__.name == new.__name__ == f"segment.{_aliases.MOVED[old]}"
-    assert sys.modules[f"segment.{old}"] is new
-
-
-def test_old_from_imports_and_monkeypatching_reach_the_new_module(monkeypatch):
-    from segment.equilibrium import solve as old_solve
-    from segment.facet import _contact
-    from segment.solvers.equilibrium import solve
-    assert old_solve is solve
-    assert _contact is importlib.import_module("segment.elements.facet")._contact
-    import segment.model
-    monkeypatch.setattr(segment.model, "PUBLISHED_FACET_DAMPING", 0.5)
-    assert importlib.import_module("segment.core.model").PUBLISHED_FACET_DAMPING == 0.5
-
-
-def test_ramp_stays_the_function_after_its_module_is_imported_by_the_old_path():
-    import segment.ramp
-    from segment.ramp import RampResult
-
-    assert callable(segment.ramp) and segment.ramp.__name__ == "ramp"
-    assert RampResult is segment.RampResult
-
-
-def test_unknown_names_still_fail():
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("segment.no_such_module")
-    with pytest.raises(AttributeError):
-        _ = segment.no_such_module
 
 
 def test_import_segment_stays_light():

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import segment
-from segment.ramp import (
+from segment.solvers.ramp import (
     MAX_TO_SCALE,
     MIN_INCREMENT,
     RAMP_COMPLETE,
@@ -166,8 +166,9 @@ def test_ramp_does_not_change_the_callers_model(model):
 
 def test_dislocation_events_by_bisection_match_every_row(model):
     """Dislocation is read from the facet states (regime ``dislocated`` of the contact model,
-    segment.facet item 9). In axial rotation past the capsular ruptures both facets slide off;
-    the bisection between rupture events finds the same first rows as checking every row."""
+    segment.elements.facet item 9). In axial rotation past the capsular ruptures both facets
+    slide off; the bisection between rupture events finds the same first rows as checking every
+    row."""
     load = segment.LOAD_CASES["AR"]
     fast = segment.ramp(model, load, to_scale=30.0, steps=60, limits=None)
     every = segment.ramp(model, load, to_scale=30.0, steps=60, track_facets="every",
@@ -337,8 +338,8 @@ def test_no_taut_ligament_rule_and_a_data_folder_bound(model, tmp_path):
     moved out of the way in a copy of data/); a bound read from a copy is the one applied."""
     import shutil
 
+    from segment.core.io import data_dir
     from segment.core.validity import NO_TAUT_LIGAMENT, load_validity_limits
-    from segment.io import data_dir
 
     folder = tmp_path / "data"
     shutil.copytree(data_dir(), folder)
@@ -377,8 +378,8 @@ def test_combined_load_bounds_every_loaded_coordinate(model):
      r"column 'direction': unknown value 'minus'"),
 ])
 def test_validity_table_errors_name_row_and_column(tmp_path, edit, match):
+    from segment.core.io import data_dir
     from segment.core.validity import load_validity_limits
-    from segment.io import data_dir
 
     table = pd.read_csv(data_dir() / "validity_limits.csv", keep_default_na=False, dtype=str)
     edit(table).to_csv(tmp_path / "validity_limits.csv", index=False)
@@ -426,8 +427,8 @@ def test_random_ramps_keep_their_rows_events_and_labels_consistent(case, to_scal
 def test_validity_table_is_packaged_ranged_and_sourced():
     import warnings
 
+    from segment.core.io import PLAUSIBLE, ImplausibleDataWarning
     from segment.core.validity import load_validity_limits
-    from segment.io import PLAUSIBLE, ImplausibleDataWarning
 
     for col in ("limit_mm", "limit_deg"):
         r = PLAUSIBLE[("validity_limits.csv", col)]

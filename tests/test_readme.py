@@ -82,14 +82,14 @@ def test_wheel_ships_the_data(tmp_path):
     for data in ("curves/nightingale2002_c5c6_female.csv", "forms/forms.csv",
                  "forms/neutral-zone/space.csv", "forms/neutral-zone/disc_law.csv"):
         assert f"segment/data/{data}" in names                   # curves and model forms
-    assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers
+    assert "segment/core/model.py" in names and "segment/core/published.py" in names  # layers
     for shipped in ("segment/py.typed", "segment/reference_data/SOURCES.md",
                     "segment/reference_data/REFERENCES.bib"):
         assert shipped in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True)
-    code = ("import segment; d = segment.io.data_dir(); "
+    code = ("import segment; d = segment.core.io.data_dir(); "
             f"assert str(d).startswith({str(target)!r}), d; "
             "print(segment.solve(segment.c5c6(), segment.LOAD_CASES['FLX']).converged)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True,

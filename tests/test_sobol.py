@@ -11,7 +11,7 @@ pytest.importorskip("SALib")
 from SALib.analyze import sobol as salib_analyze
 from SALib.sample import sobol as salib_sample
 
-from segment.sobol import (
+from segment.studies.sobol import (
     analyze_sobol,
     base_samples,
     dominant_parameters,

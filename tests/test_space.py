@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import segment
-from segment.space import ParameterSpace, default_space_path, load_space
+from segment.elements.tangent import pack
 from segment.studies.packing import complex_step_reference
-from segment.tangent import pack
+from segment.studies.space import ParameterSpace, default_space_path, load_space
 
 PACK_ATOL = 1e-12
 
@@ -68,7 +68,7 @@ def test_bad_rows_are_one_clear_error(tmp_path, row, column, value, message):
     with pytest.raises(ValueError) as exc:
         ParameterSpace.from_csv(path)
     text = str(exc.value)
-    # the reader of segment.io: the file line (header = line 1) and the data row
+    # the reader of segment.core.io: the file line (header = line 1) and the data row
     assert text.startswith(f"space.csv, line {row + 2} (row {row + 1}), column {column!r}")
     assert message in text
 
@@ -320,7 +320,7 @@ def test_forms_fields_plausibility_and_hard_limits():
     p[names.index("ref_strain_ALL")] = 10.0        # 10 % typed as 10
     with pytest.raises(ValueError, match=r"ref_strain_ALL.*plausible range"):
         space.check(p)
-    with pytest.warns(segment.io.ImplausibleDataWarning, match="ref_strain"):
+    with pytest.warns(segment.core.io.ImplausibleDataWarning, match="ref_strain"):
         space.check(p, strict=False)
     p = space.nominal.copy()
     p[names.index("zone_flexion")] = -1.0           # a zone below 0: an error either way

@@ -1,4 +1,5 @@
-"""3-D views (segment.viz): off-screen renders, scene content, explorer callback, exports, CLI.
+"""3-D views (segment.views.viz): off-screen renders, scene content, explorer callback,
+exports, CLI.
 
 Rendering runs off-screen with Mesa (conftest selects the OSMesa window before vtk loads).
 """
@@ -13,7 +14,8 @@ import pytest
 pv = pytest.importorskip("pyvista")
 
 import segment  # noqa: E402
-from segment import cli, viz  # noqa: E402
+from segment import cli  # noqa: E402
+from segment.views import viz  # noqa: E402
 
 SIZE = (320, 240)
 MIN_PIXEL_STD = 5.0            # a blank (one-colour) image has std 0
@@ -368,7 +370,7 @@ def test_plot_without_a_display_opens_no_x_window(tmp_path):
     """``viz.plot(...)`` in a notebook on a machine without a display printed VTK's "bad X
     server connection" warning (with colour codes) into the committed notebooks (issue 20)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    code = ("import segment\nfrom segment import viz\n"
+    code = ("import segment\nfrom segment.views import viz\n"
             "pl = viz.plot(segment.solve(segment.c5c6(), segment.LOAD_CASES['EXT']), "
             "size=(200, 150))\n"
             "pl.screenshot('shot.png')\nprint(pl.off_screen)\n")

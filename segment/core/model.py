@@ -36,14 +36,11 @@ if TYPE_CHECKING:
 
 from segment.core.io import BodyInertia
 from segment.core.newton import DEFAULT_TOL, _solve_checked
-from segment.core.residual import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
-    COMPLEX_STEP,
+from segment.core.residual import (
     _element_state,
-    _generalized_force,
     _predict_row,
     _residual,
     _residual_jacobian,
-    _residual_jacobian_complex_step,
 )
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint

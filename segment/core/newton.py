@@ -475,22 +475,6 @@ class EquilibriumResult:
         states applied, e.g. ``"laminectomy"`` (:mod:`segment.core.states`)."""
         return self.model.clinical_label
 
-    # scipy.optimize-style names, for users of scipy.optimize.root
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
-        return self.q
-
-    @property
-    def success(self) -> bool:
-        """Alias of ``converged``."""
-        return self.converged
-
-    @property
-    def nit(self) -> int:
-        """Alias of ``iterations``."""
-        return self.iterations
-
     @functools.cached_property
     def message(self) -> str:
         """One line: how the solve ended, and which failure limits ``q`` is past."""

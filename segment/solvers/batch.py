@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment._progress import bar
-from segment.core.model import Segment, _predict_row
+from segment.core.model import Segment
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
@@ -41,6 +41,7 @@ from segment.core.newton import (
     _beyond_limits,
     _solve_kernel_from,
 )
+from segment.core.residual import _predict_row
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.jit import load_numba, njit, prange
@@ -191,22 +192,6 @@ class BatchResult:
         shape = "x".join(str(k) for k in self.converged.shape)
         return (f"BatchResult({n} equilibria ({shape}), {n - self.n_failed} converged, "
                 f"{self.n_failed} failed, {self.elapsed:.3g} s)")
-
-    # scipy.optimize-style names
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
-        return self.q
-
-    @property
-    def success(self) -> np.ndarray:
-        """Alias of ``converged``."""
-        return self.converged
-
-    @property
-    def nit(self) -> np.ndarray:
-        """Alias of ``iterations``."""
-        return self.iterations
 
     @property
     def n_failed(self) -> int:

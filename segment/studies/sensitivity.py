@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.core.model import _residual_jacobian
 from segment.core.newton import _lu6, _lu6_solve
+from segment.core.residual import _residual_jacobian
 from segment.elements._dual import vscale
 from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
 from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, _disc_law

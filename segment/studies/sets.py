@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from segment._checks import check_count, check_memory
-from segment.core.model import Segment, _residual_jacobian
+from segment.core.model import Segment
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
@@ -60,6 +60,7 @@ from segment.core.newton import (
     _solve_kernel,
     _solve_kernel_from,
 )
+from segment.core.residual import _residual_jacobian
 from segment.elements.disc import DOF_NAMES
 from segment.jit import njit, prange
 from segment.solvers.batch import _as_loads, launch
