@@ -23,7 +23,8 @@ os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 import numpy as np
 from _common import emit, progress
 
-from segment.views.viz import SLIDERS, Explorer
+import segment
+from segment.views.desktop import SLIDERS, Explorer
 
 TARGET_MS = 50.0
 
@@ -38,7 +39,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    ex = Explorer(off_screen=True, size=tuple(args.size), render=False,
+    ex = Explorer(segment.c5c6(), off_screen=True, size=tuple(args.size), render=False,
                   geometry=args.geometry)
     ex.update(render=True)  # warm-up: compiled kernels, first render
     ex.timings.clear()

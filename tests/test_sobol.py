@@ -65,8 +65,8 @@ def test_base_samples_reach_the_requested_evaluations():
 
 
 @pytest.fixture(scope="module")
-def study():
-    return sobol_study(n=1500, seed=0)
+def study(model):
+    return sobol_study(model, n=1500, seed=0)
 
 
 def test_small_study_is_physical(study):

@@ -336,7 +336,7 @@ def test_sobol_n_1_is_refused_with_the_minimum(capsys, tmp_path):
                           f"N >= {MIN_BASE_SAMPLES}")
     assert not (tmp_path / "s").exists()
     with pytest.raises(ValueError, match=f"n must be at least {low:,}"):
-        segment.sobol_study(n=low - 1)
+        segment.sobol_study(segment.c5c6(), n=low - 1)
 
 
 def test_out_of_range_indices_are_never_printed():

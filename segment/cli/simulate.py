@@ -17,6 +17,7 @@ from segment.cli._common import (
     progress_bar,
     state_option,
 )
+from segment.solvers.equilibrium import solve
 
 MAX_T_END_S = 1000.0
 """Longest simulated time [s] (Radau settles a step response in well under 1000 s of model
@@ -277,12 +278,10 @@ def _integration_line(r) -> str:
 
 
 def _print_load_run(args, model, load, r) -> None:
-    import segment
-
     print(f"{args.case} ({model.clinical_label}): {_integration_line(r)}")
     if not len(r.t):
         return
-    s = segment.solve(model, load)
+    s = solve(model, load)
     u = model.unloaded
     if not u.converged:
         print(f"unloaded equilibrium: {u.message}; displacements from the reference pose")

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment import _checks
+import segment._checks as _checks
 from segment.elements._vec import add, mat_vec, norm, row, scale, sub
 from segment.jit import njit
 

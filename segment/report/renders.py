@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-import segment
+from segment.solvers.equilibrium import solve
 
 POSES_MAGNIFY = 10
 """Magnification of C5's motion in the report's grid of the nine poses (display only). At
@@ -36,7 +36,7 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
 
     from segment.views import viz  # imports vtk: only when the report is built
 
-    results = [segment.solve(model, load) for load in cases.values()]
+    results = [solve(model, load) for load in cases.values()]
     with tempfile.TemporaryDirectory() as tmp:
         path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False,
                                magnify=magnify)

@@ -47,8 +47,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from segment import _checks
+import segment._checks as _checks
 from segment._checks import check_count, check_memory, check_seed
+from segment.core.model import Segment
+from segment.core.published import LOAD_CASES
 from segment.elements.disc import DOF_NAMES
 from segment.studies.failures import MAX_FAILED_FRACTION, FailureSummary, summarise_failures
 from segment.studies.space import load_space
@@ -262,7 +264,7 @@ def _outputs(res, cases) -> tuple[list[tuple[str, str, str, str]], np.ndarray]:
     return meta, np.column_stack(cols)
 
 
-def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATIONS,
+def sobol_study(model: Segment, *, space=None, cases=None, n: int = DEFAULT_EVALUATIONS,
                 seed: int = 0, num_resamples: int = 100, conf_level: float = 0.95,
                 client=None, n_threads: int | None = None, progress: bool = False,
                 keep_samples: bool = False, strict: bool = True,
@@ -271,8 +273,8 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
 
     Parameters
     ----------
-    model : Segment, optional
-        Base model (default :func:`segment.c5c6`).
+    model : Segment
+        Base model: the parameters of ``space`` are applied to it.
     space : ParameterSpace, path or None
         Default: the packaged ``data/parameter_space.csv``.
     cases : mapping name -> Load, optional
@@ -311,7 +313,6 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
         Naming ``n`` (not an integer, a design smaller than N = :data:`MIN_BASE_SAMPLES`,
         more evaluations than the limit or the memory allows) or ``seed``.
     """
-    import segment
     from segment.studies.sets import solve_sets
 
     sample, _ = _salib()
@@ -319,9 +320,8 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     space = load_space(space)
     seed = check_seed(seed)
     min_base_samples = check_count(min_base_samples, "min_base_samples")
-    model = segment.c5c6() if model is None else model
     space = space.for_model(model)
-    cases = dict(segment.LOAD_CASES) if cases is None else dict(cases)
+    cases = dict(LOAD_CASES) if cases is None else dict(cases)
     n = check_design(n, space.dim, len(cases), len(model.facets),
                      min_base_samples=min_base_samples)
     n_base = base_samples(n, space.dim)

@@ -32,8 +32,10 @@ import pandas as pd
 
 from segment._checks import check_count, check_memory
 from segment.core.model import Segment
+from segment.core.published import LOAD_CASES
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
+from segment.solvers.batch import solve_many
 from segment.studies.failures import FailureSummary, summarise_failures
 from segment.studies.space import ParameterSpace, load_space
 
@@ -229,15 +231,15 @@ class UncertaintyResult:
         return out
 
 
-def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: int = 200,
+def uncertainty_bands(model: Segment, cases=None, *, n_samples: int = 200,
                       space=None, stiffness_spread: float | None = None,
                       seed: int | None = 0, progress: bool | None = None) -> UncertaintyResult:
     """Sample parameters, solve every case for every sample, return the spread.
 
     Parameters
     ----------
-    model : Segment, optional
-        Nominal model (default :func:`segment.c5c6`).
+    model : Segment
+        Nominal model: the sampled parameters are applied to it.
     cases : mapping name -> Load, optional
         Default: the nine Moroney cases.
     n_samples : int
@@ -257,19 +259,17 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
 
     Examples
     --------
+    >>> import segment
     >>> from segment.studies.uncertainty import uncertainty_bands
-    >>> u = uncertainty_bands(n_samples=8, seed=1)
+    >>> u = uncertainty_bands(segment.c5c6(), n_samples=8, seed=1)
     >>> u.displacement.shape
     (8, 9, 6)
     """
-    import segment
     from segment.studies.sets import bytes_per_set, solve_sets
 
-    if model is None:
-        model = segment.c5c6()
     space = _space(space, stiffness_spread).for_model(model)
     if cases is None:
-        cases = dict(segment.LOAD_CASES)
+        cases = dict(LOAD_CASES)
     names = tuple(cases)
     n = check_count(n_samples, "n_samples")
     check_memory(n * (bytes_per_set(len(names), len(model.facets), space.dim, False)
@@ -287,8 +287,7 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     if failures.n_failed and not failures.acceptable:
         warnings.warn(f"uncertainty bands: {failures.describe()}; the bands describe only the "
                       "samples that converged", RuntimeWarning, stacklevel=2)
-    nominal = segment.solve_many(model, [Load.zero(), *[cases[k] for k in names]],
-                                 progress=False)
+    nominal = solve_many(model, [Load.zero(), *[cases[k] for k in names]], progress=False)
     main = tuple(None if cases[k].main_dof is None else DOF_NAMES[cases[k].main_dof]
                  for k in names)
     s = ASSUMED_STIFFNESS_SPREAD if stiffness_spread is None else float(stiffness_spread)

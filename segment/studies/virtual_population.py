@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from segment._version import __version__
 from segment.core.io import ROTATION_DOFS, data_dir
 from segment.elements.disc import DOF_NAMES
 from segment.studies.calibration.hierarchical import (
@@ -460,8 +461,6 @@ def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, comma
                  lab: str | None, rejected: int = 0, condition: str = "") -> list[Path]:
     """The calibration's tables (module docstring) at ``out``, every number at
     :data:`DIGITS` significant digits."""
-    from segment import __version__
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fmt = f"%.{DIGITS}g"

@@ -33,6 +33,7 @@ import numpy as np
 
 from segment.core.model import Segment
 from segment.core.newton import EquilibriumResult
+from segment.core.published import LOAD_CASES
 from segment.core.states import INTACT, ClinicalState, apply_states, load_states
 from segment.elements.disc import DOF_NAMES
 from segment.elements.kinematics import pose
@@ -155,12 +156,11 @@ class ExplorerSession:
 
     Parameters
     ----------
-    models : Segment or mapping of str to Segment, optional
+    models : Segment or mapping of str to Segment
         The model variants of the model menu, by name (e.g. ``{"intact": m1, "posterior
-        removed": m2}``); default ``{"intact": segment.c5c6()}``. A single Segment is
-        ``{"model": it}``.
+        removed": m2}``). A single Segment is ``{"model": it}``.
     cases : mapping of str to Load, optional
-        Named load cases (default: ``segment.LOAD_CASES``).
+        Named load cases (default: the nine Moroney cases, ``segment.LOAD_CASES``).
     geometry : str or loaded geometry, optional
         Display geometry shown first: ``"anatomical"`` (default) or ``"simple"``, or a loaded
         one (:func:`segment.views.anatomy.load_anatomy`,
@@ -180,21 +180,17 @@ class ExplorerSession:
         Colour range of the ligament tension [N].
     """
 
-    def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *, cases=None,
+    def __init__(self, models: Segment | Mapping[str, Segment], *, cases=None,
                  states: Mapping[str, ClinicalState] | None = None, state: str = INTACT,
                  geometry=None, magnify: float = 1.0,
                  tension_range: tuple[float, float] = (0.0, 60.0)):
-        import segment
-
-        if models is None:
-            models = {"intact": segment.c5c6()}
-        elif isinstance(models, Segment):
+        if isinstance(models, Segment):
             models = {"model": models}
         self.models = dict(models)
         if not self.models or not all(isinstance(m, Segment) for m in self.models.values()):
             raise ValueError("models must be a Segment or a non-empty mapping of names to "
                              f"Segments, got {models!r}")
-        self.cases = dict(segment.LOAD_CASES if cases is None else cases)
+        self.cases = dict(LOAD_CASES if cases is None else cases)
         self.states = dict(load_states() if states is None else states)
         if not isinstance(state, str):
             raise ValueError(f"state must be a clinical state's name (str), got {state!r}")

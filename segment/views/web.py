@@ -325,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, self.server.update(changes, scene_key))
 
 
-def start(models: Segment | Mapping[str, Segment] | None = None, *, host: str = DEFAULT_HOST,
+def start(models: Segment | Mapping[str, Segment], *, host: str = DEFAULT_HOST,
           port: int = DEFAULT_PORT, **session_options) -> WebExplorer:
     """Start the web explorer in a background thread and return the running server.
 

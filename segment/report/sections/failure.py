@@ -9,11 +9,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-import segment
 from segment.core.validity import BEYOND_LIMIT, load_validity_limits
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
 from segment.report.renders import render_failures
+from segment.solvers.ramp import ramp
 
 KEY = "failure"
 TITLE = "Up to failure: ligament rupture"
@@ -182,7 +182,7 @@ def write(rep, s) -> None:
     ramps = {}
     for k, c in enumerate(s.names, start=1):      # the longest stage: one message per case
         s.say(f"ramp {k}/{len(s.names)} to failure: {c} to {RAMP_TO_SCALE:g}x nominal")
-        ramps[c] = segment.ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
+        ramps[c] = ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
     fail, seq = failure_tables(ramps, s.cases)
     limits = load_validity_limits()
     flexion = limits.bound("phi_y", 1)
