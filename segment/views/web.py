@@ -340,7 +340,7 @@ def start(models: Segment | Mapping[str, Segment], *, host: str = DEFAULT_HOST,
     return server
 
 
-def serve(models: Segment | Mapping[str, Segment] | None = None, *, host: str = DEFAULT_HOST,
+def serve(models: Segment | Mapping[str, Segment], *, host: str = DEFAULT_HOST,
           port: int = DEFAULT_PORT, timeout_s: float | None = None, announce=print,
           **session_options) -> None:
     """Serve the web explorer until interrupted (Ctrl-C) or for ``timeout_s`` seconds.
