@@ -30,9 +30,9 @@ from numba import njit
 
 import segment
 from segment.core.residual import _residual, _residual_jacobian, _residual_jacobian_complex_step
-from segment.elements._dual import const
+from segment.elements.dual import const
 from segment.elements.facet import _contact
-from segment.elements.facet_dual import _contact_dual
+from segment.elements.facet_dual import contact_dual
 from segment.elements.kinematics import pose
 
 
@@ -103,7 +103,7 @@ def _facet_dual(c, nrm, r1, c2, n2, r2, blend, seeds, n):
         nd = ((nrm[0], 0.0, 0.0, 0.0, seeds[3, 0], seeds[4, 0]),
               (nrm[1], 0.0, 0.0, 0.0, seeds[3, 1], seeds[4, 1]),
               (nrm[2], 0.0, 0.0, 0.0, seeds[3, 2], seeds[4, 2]))
-        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, const(blend), False)
+        u, point, direction = contact_dual(cd, nd, r1, c2d, n2d, r2, const(blend), False)
         for b in range(6):       # use every value and derivative slot
             s += u[b]
             for k in range(3):

@@ -126,8 +126,9 @@ def test_plot_disc_plane_draws_into_the_callers_axes():
 
 def test_viz_plot_draws_into_the_callers_plotter(flx):
     from segment.views import viz
+    from segment.views.render import _new_plotter
 
-    pl = viz._new_plotter(off_screen=True, window_size=(64, 48), shape=(1, 2))
+    pl = _new_plotter(off_screen=True, window_size=(64, 48), shape=(1, 2))
     try:
         pl.subplot(0, 1)
         assert viz.plot(flx, plotter=pl) is pl

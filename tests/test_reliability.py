@@ -44,14 +44,14 @@ def loads3x():
 def test_random_loads_to_3x_nominal_converge_in_solve_many_and_solve(model, loads3x):
     batch = segment.solve_many(model, loads3x)
     assert batch.converged.all(), np.flatnonzero(~batch.converged)
-    assert np.all(batch.residual_norm <= segment.solvers.equilibrium.DEFAULT_TOL)
+    assert np.all(batch.residual_norm <= segment.core.newton.DEFAULT_TOL)
     idx = np.linspace(0, N_BATCH - 1, N_SINGLE).astype(int)
     for k in idx:
         load = segment.Load(loads3x[k, :3], loads3x[k, 3:])
         r = segment.solve(model, load)
         assert r.converged, (k, r.message)
-        assert scaled_norm(model, r.q, load) <= segment.solvers.equilibrium.DEFAULT_TOL
-        assert scaled_norm(model, batch.q[k], load) <= segment.solvers.equilibrium.DEFAULT_TOL
+        assert scaled_norm(model, r.q, load) <= segment.core.newton.DEFAULT_TOL
+        assert scaled_norm(model, batch.q[k], load) <= segment.core.newton.DEFAULT_TOL
         np.testing.assert_allclose(batch.q[k], r.q, atol=SAME_Q_TOL)
 
 

@@ -6,7 +6,7 @@ import pytest
 import segment
 from segment.core.residual import _residual_jacobian_complex_step
 from segment.elements.kinematics import pose
-from segment.elements.ligament import Ligament, _ligament_state
+from segment.elements.ligament import Ligament, ligament_state
 
 SUM_RTOL = 1e-12          # n strips of force F/n at one strain sum to F up to rounding
 JACOBIAN_RTOL, JACOBIAN_ATOL = 1e-9, 1e-7
@@ -49,7 +49,7 @@ def test_one_strip_reproduces_todays_ligament_exactly(model, q):
     st = model.state(q)
     p, R = pose(q, model.reference)
     for s, lig in zip(st.ligaments, model.ligaments, strict=True):
-        _, length, strain, tension, force = _ligament_state(
+        _, length, strain, tension, force = ligament_state(
             0, p.astype(complex), R.astype(complex), lig.insertion_c5[None, :],
             lig.insertion_c6[None, :], np.array([lig.l0]), lig.curve.strain[None, :],
             lig.curve.force[None, :])

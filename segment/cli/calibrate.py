@@ -2,7 +2,7 @@
 calibrated data folder.
 
 The calibration runs on the model and the load cases of ``--data``; the folder it writes
-records the targets and the space it used (:func:`segment.calibration.write_calibrated`).
+records the targets and the space it used (:func:`segment.studies.calibration.write_calibrated`).
 Everything is checked first (inputs, ``--samples``, the ``--scheduler`` address) and the folder
 is written only once every result is in: a failure leaves it as it was.
 

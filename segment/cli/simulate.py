@@ -326,10 +326,10 @@ def _print_base_run(args, model, base, payload, r, t_end) -> None:
     print(f"in space at t = {r.t[-1]:g} s: C6 moved ({', '.join(f'{v:.1f}' for v in d6)}) mm, "
           f"the C5 origin ({', '.join(f'{v:.1f}' for v in d5)}) mm, moving at "
           f"({', '.join(f'{v:.0f}' for v in v5)}) mm/s")
-    from segment.solvers.dynamics.plots import _ligament_tensions
+    from segment.solvers.dynamics.plots import ligament_tensions
 
     peaks = []
-    for name, tension in _ligament_tensions(f).items():
+    for name, tension in ligament_tensions(f).items():
         k = int(np.argmax(tension))
         peaks.append(f"{name} {tension[k]:.1f} N at {1e3 * r.t[k]:.1f} ms")
     print("peak ligament tensions: " + "; ".join(peaks))

@@ -47,7 +47,7 @@ def run_cases(args, argv) -> int:
 
 def check_scale(args, chosen) -> None:
     """A UsageError naming ``--scale`` when a scaled load leaves the plausible range of the
-    load-case columns (:data:`segment.io.PLAUSIBLE`: 100 x the Moroney test loads; with
+    load-case columns (:data:`segment.core.io.PLAUSIBLE`: 100 x the Moroney test loads; with
     ``--allow-implausible`` only a load that is no longer finite)."""
     import numpy as np
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from segment.core.residual import _predict_row, _residual, _residual_jacobian
-from segment.elements._vec import add, dot, mat_vec, sub
 from segment.elements.disc import DOF_NAMES
 from segment.elements.facet import DISLOCATED, _contact, _contact_force
 from segment.elements.kinematics import cardan_xyz, pose
@@ -42,6 +41,7 @@ from segment.elements.tangent import (
     _axes,
     _rows3,
 )
+from segment.elements.vec import add, dot, mat_vec, sub
 from segment.jit import njit
 
 if TYPE_CHECKING:

@@ -120,7 +120,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.elements._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
+from segment.elements.vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
 from segment.jit import njit
 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]

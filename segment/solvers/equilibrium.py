@@ -2,8 +2,8 @@
 
 Solves ``residual(q, load) = 0`` for the six joint coordinates:
 
-* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; the facet
-  contact differentiated by dual numbers);
+* Newton steps with the exact Jacobian of :mod:`segment.elements.tangent` (real arithmetic; the
+  facet contact differentiated by dual numbers);
 * the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
   that millimetres and radians mix well; convergence means
   ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
@@ -18,11 +18,11 @@ The solver never raises for non-convergence and never returns NaN as an answer: 
 carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last finite iterate.
 
 *Failure limits.* ``converged`` means numerically converged. An equilibrium with a facet
-dislocated (C5's facet has left C6's, :mod:`segment.facet` item 9) or a ligament stretched past
-eps_max (point C of Table 3) is not a plain "converged": its status is
-``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` /
-``intact`` let a program test them. A non-converged result's message says the same of its
-last iterate, or that no equilibrium was found with the segment intact.
+dislocated (C5's facet has left C6's, :mod:`segment.elements.facet` item 9) or a ligament stretched
+past eps_max (point C of Table 3) is not a plain "converged": its status is
+``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` / ``intact`` let a
+program test them. A non-converged result's message says the same of its last iterate, or that no
+equilibrium was found with the segment intact.
 """
 
 from __future__ import annotations

@@ -37,7 +37,12 @@ from segment.core.model import Segment
 from segment.core.published import LOAD_CASES, c5c6
 from segment.solvers.equilibrium import solve
 from segment.solvers.ramp import ramp
+from segment.studies.calibration.curve_fit import population_table
+from segment.studies.calibration.targets import load_targets
+from segment.studies.curves import load_curves, model_curve
+from segment.studies.forms import load_form
 from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
+from segment.studies.validation_only import validation_only
 
 __all__ = ["BAND_QUANTILES", "Population", "bands"]
 
@@ -104,9 +109,6 @@ class Population:
     def from_fits(cls, fits, model: Segment, *, form=None) -> Population:
         """The converged calibrations of ``fits`` (CurveCalibration, one per specimen) applied
         to ``model``'s form (the ``published`` model the population is compared with)."""
-        from segment.studies.calibration.curve_fit import population_table
-        from segment.studies.forms import load_form
-
         fits = [f for f in fits if f.success]
         if not fits:
             raise ValueError("no converged calibration: an empty population")
@@ -121,8 +123,6 @@ class Population:
         """The converged rows of a ``population.csv`` (its ``form`` column names the form,
         unless ``form`` is given; its parameter columns are the form's space) applied to
         ``model``'s form (the ``published`` model the population is compared with)."""
-        from segment.studies.forms import load_form
-
         path = Path(path)
         table = pd.read_csv(path)
         for col in ("specimen", "form", "converged"):
@@ -223,9 +223,6 @@ class Population:
         rotations of ``calibration_targets.csv``: value, target, SD and z), and
         ``flexion_stiffness`` and ``icr`` of :func:`segment.studies.validation_only.
         validation_only`."""
-        from segment.studies.calibration.targets import load_targets
-        from segment.studies.validation_only import validation_only
-
         targets = load_targets()
         rows = []
         for name, m in self._each():
@@ -248,8 +245,6 @@ class Population:
         """Every member's (and the published) model curve at the curves' levels of each mode
         (:func:`segment.studies.curves.model_curve`), from the origin (the unloaded pose):
         member, mode, moment_Nm, rotation_deg, converged."""
-        from segment.studies.curves import load_curves, model_curve
-
         curves = load_curves(curves)
         parts = []
         for name, m in self._each():

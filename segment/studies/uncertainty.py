@@ -1,7 +1,7 @@
 """Parameter uncertainty: sample the uncertain parameters, solve the nine cases, give bands.
 
-What is sampled is ``data/parameter_space.csv`` (:mod:`segment.space`), the one definition of
-the uncertain parameters: each parameter is drawn from its truncated prior (uniform, normal or
+What is sampled is ``data/parameter_space.csv`` (:mod:`segment.studies.space`), the one definition
+of the uncertain parameters: each parameter is drawn from its truncated prior (uniform, normal or
 lognormal within its bounds), and the file's ``source`` column says where each range comes
 from or that it is assumed. The facet inclination (per side) and the radius are published
 ranges; the facet gap, the blending constant C, the ligament rest lengths (the rounding of
@@ -12,12 +12,13 @@ parameter by a uniform ``[1 - s, 1 + s]``: no published spread exists for Tables
 file's +-20 % is an assumption), so a study may want to vary it.
 
 Every sample is solved for the nine cases and the unloaded equilibrium in one launch of
-:func:`segment.sets.solve_sets` (no ``Segment`` per sample).
+:func:`segment.studies.sets.solve_sets` (no ``Segment`` per sample).
 
-The space's nominal values are the model's (:meth:`~segment.space.ParameterSpace.for_model`),
-and the bands are over the converged samples; :attr:`UncertaintyResult.failures` says how many
-failed, why, and whether they are random (:mod:`segment.studies.failures`), and a warning says
-so when they are not (then the bands describe only the part of the space that converged).
+The space's nominal values are the model's
+(:meth:`~segment.studies.space.ParameterSpace.for_model`), and the bands are over the converged
+samples; :attr:`UncertaintyResult.failures` says how many failed, why, and whether they are random
+(:mod:`segment.studies.failures`), and a warning says so when they are not (then the bands describe
+only the part of the space that converged).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.solvers.batch import solve_many
 from segment.studies.failures import FailureSummary, summarise_failures
+from segment.studies.sets import bytes_per_set, solve_sets
 from segment.studies.space import ParameterSpace, load_space
 
 __all__ = [
@@ -265,8 +267,6 @@ def uncertainty_bands(model: Segment, cases=None, *, n_samples: int = 200,
     >>> u.displacement.shape
     (8, 9, 6)
     """
-    from segment.studies.sets import bytes_per_set, solve_sets
-
     space = _space(space, stiffness_spread).for_model(model)
     if cases is None:
         cases = dict(LOAD_CASES)

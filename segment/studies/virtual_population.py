@@ -40,8 +40,10 @@ import numpy as np
 import pandas as pd
 
 from segment._version import __version__
-from segment.core.io import ROTATION_DOFS, data_dir
+from segment.core.io import DISC_LAW_COLUMNS, ROTATION_DOFS, data_dir, load_parameters
+from segment.core.validity import load_validity_limits
 from segment.elements.disc import DOF_NAMES
+from segment.solvers.ramp import ramp
 from segment.studies.calibration.hierarchical import (
     CONFIGS,
     NEW_LAB,
@@ -157,16 +159,12 @@ directions (their last static steps: 3.6-4.8 N m)."""
 @functools.lru_cache(maxsize=1)
 def _cases():
     """The packaged load cases (FLX, EXT: pure moments of 1.8 N m, ``load_cases.csv``)."""
-    from segment.core.io import load_parameters
-
     return load_parameters().load_cases
 
 
 def survives(model, moment_Nm: float = STATIC_PROTOCOL_NM, *, limits="default") -> bool:
     """True when ``model`` carries ``moment_Nm`` in flexion and in extension with no strip
     ruptured and within its validity limit (:func:`segment.solvers.ramp.ramp`)."""
-    from segment.solvers.ramp import ramp
-
     for case in ("FLX", "EXT"):
         r = ramp(model, _cases()[case], to_scale=moment_Nm / 1.8, steps=20, limits=limits)
         if not r.ok or any(e[1] == "ruptured" for e in r.events):
@@ -218,8 +216,6 @@ def _limits_object(limits):
     if limits is None:
         return "default"
     import tempfile
-
-    from segment.core.validity import load_validity_limits
 
     with tempfile.TemporaryDirectory() as tmp:
         header, rows = _limits_rows(data_dir(), limits)
@@ -340,8 +336,6 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
     :func:`validity_limits` over the packaged ones; None: the packaged ones): first
     rupture and its strips (ties joined by ``=``), ultimate moment (NaN where not reached
     before the limit), the moment where the validity limit was reached."""
-    from segment.solvers.ramp import ramp
-
     lim = _limits_object(limits)
     names = [f"member_{i + 1:03d}" for i in range(len(models))] if names is None else names
     out = []
@@ -431,7 +425,6 @@ def _fill(tables, cal, base, note) -> None:
                          ("blend", "blend_C")):
             if not np.isclose(g[key], b[key], rtol=1e-12, atol=1e-12):
                 setcell("facets.csv", "side", f.side, col, float(g[key]))
-    from segment.core.io import DISC_LAW_COLUMNS
 
     header = [*DISC_LAW_COLUMNS, "source"]
     rows = []

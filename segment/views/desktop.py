@@ -16,7 +16,7 @@ from segment.views.render import _check_size, _draw, _new_plotter, has_display
 from segment.views.scene import SceneTemplate, _title
 from segment.views.style import LEGEND
 
-pv = require("pyvista", "viz", "segment.viz (3-D views)")
+pv = require("pyvista", "viz", "segment.views.viz (3-D views)")
 
 __all__ = ["SLIDERS", "Explorer", "explore"]
 

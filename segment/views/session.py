@@ -43,12 +43,7 @@ from segment.solvers.equilibrium import solve
 from segment.views.anatomy import GEOMETRIES, resolve_geometry
 from segment.views.geometry import _loft_faces
 from segment.views.parts import SceneParts, _title, check_magnify, displacement, magnify_text
-from segment.views.style import (
-    ARROW_MAX_MM,
-    ARROW_MM_PER_N,
-    RING,
-    TENSION_STOPS,
-)
+from segment.views.style import ARROW_MAX_MM, ARROW_MM_PER_N, RING, SLACK_COLOR, TENSION_STOPS
 
 __all__ = ["CONTROLS", "Control", "ExplorerSession", "tension_color"]
 
@@ -92,8 +87,6 @@ _POSE_DIGITS = 9  # decimals of the poses (p [mm], R): the displayed pose is the
 
 def tension_color(tension_N: float, clim: tuple[float, float]) -> str:
     """Hex colour of a ligament tension on the explorer's scale (grey when slack)."""
-    from segment.views.style import SLACK_COLOR
-
     if not tension_N > 0.0:
         return SLACK_COLOR
     lo, hi = clim

@@ -1,6 +1,6 @@
 """Calibration and validation-only data: the shipped calibrated set against the reported
 model, which targets no set within the ranges meets, and data never used as a target
-(:mod:`segment.calibration`)."""
+(:mod:`segment.studies.calibration`)."""
 
 from __future__ import annotations
 
