@@ -12,8 +12,9 @@ from segment.core.newton import EquilibriumResult
 from segment.core.published import LOAD_CASES
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
+from segment.views.parts import _title
 from segment.views.render import _check_size, _draw, _new_plotter, has_display
-from segment.views.scene import SceneTemplate, _title
+from segment.views.scene import SceneTemplate
 from segment.views.style import LEGEND
 
 pv = require("pyvista", "viz", "segment.views.viz (3-D views)")

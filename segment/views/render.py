@@ -20,8 +20,8 @@ import numpy as np
 from segment._extras import require
 from segment.core.newton import EquilibriumResult
 from segment.views.anatomy import resolve_geometry
-from segment.views.parts import check_magnify, magnify_text
-from segment.views.scene import Scene, SceneTemplate, _title, build_scene
+from segment.views.parts import _title, check_magnify, magnify_text
+from segment.views.scene import Scene, SceneTemplate, build_scene
 from segment.views.style import (
     ARROW_COLOR,
     AUTO_VIEW_BY_DOF,
