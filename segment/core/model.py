@@ -42,7 +42,6 @@ from segment.core.residual import (
     _residual,
     _residual_jacobian,
 )
-from segment.core.states import apply_states
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
@@ -360,6 +359,8 @@ class Segment:
         ``+``). The states are those of ``data/states.csv`` (or ``data_dir/states.csv``); see
         :mod:`segment.core.states` for the operations, their sources and the contradictions
         refused."""
+        from segment.core.states import apply_states  # the CSV of states: only when asked
+
         return apply_states(self, names, data_dir=data_dir, strict=strict)
 
     # -- packing for the compiled kernels (built once per model)
