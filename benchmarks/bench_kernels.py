@@ -29,7 +29,7 @@ from numba import njit
 
 import segment
 from segment._dual import const
-from segment.facet import _contact
+from segment.elements.contact import _contact
 from segment.facet_dual import _contact_dual
 from segment.kinematics import pose
 from segment.model import _residual, _residual_jacobian, _residual_jacobian_complex_step

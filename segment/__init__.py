@@ -35,8 +35,10 @@ from types import MappingProxyType
 from segment import _aliases
 from segment.core.io import LIGAMENT_NAMES, load_parameters
 from segment.core.model import Segment
+from segment.elements.contact import disc_contact
 from segment.elements.disc import DOF_NAMES, DiscStiffness
-from segment.elements.facet import ContactLaw, Disc, FacetJoint, disc_contact
+from segment.elements.facet import ContactLaw, FacetJoint
+from segment.elements.facet_face import FacetFace
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament, TrilinearCurve
 from segment.elements.loads import Load
@@ -51,9 +53,9 @@ __all__ = [
     "LOAD_CASES",
     "BatchResult",
     "ContactLaw",
-    "Disc",
     "DiscStiffness",
     "EquilibriumResult",
+    "FacetFace",
     "FacetJoint",
     "Ligament",
     "Load",

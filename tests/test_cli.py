@@ -18,7 +18,7 @@ import pytest
 import segment
 from segment import cli
 from segment import io as sio
-from segment.facet import REGIMES
+from segment.elements.contact import REGIMES
 
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",

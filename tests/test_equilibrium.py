@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import segment
-from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.core.status import Status
 
 MAX_NEWTON_ITERATIONS = 15      # issue target from q = 0
 # Equilibrium to the solver tolerance (scaled 1e-10): 2e-9 N and 1.8e-7 N mm; allow 10x.
@@ -113,13 +114,7 @@ def test_posterior_elements_removed_configuration():
 
 def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     """A model with no stiffness in x (built around the record checks) cannot be solved."""
-    from segment.equilibrium import (
-        CONVERGED,
-        SINGULAR_JACOBIAN,
-        STATUS_TEXT,
-        _newton_kernel,
-        _solve_kernel,
-    )
+    from segment.core.newton import CONVERGED, SINGULAR_JACOBIAN, _newton_kernel, _solve_kernel
     from segment.tangent import G_K_NEG, G_K_POS
 
     glob, lig, fac, pts = disc_only._packed
@@ -128,7 +123,7 @@ def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     params = (glob, lig, fac, pts)
     f = segment.LOAD_CASES["AS"].as_array()
     q, status, norm, _ = _newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
-    assert status == SINGULAR_JACOBIAN and STATUS_TEXT[status] == "singular Jacobian"
+    assert status == SINGULAR_JACOBIAN and Status(status).text == "singular Jacobian"
     q, status, norm, *_ = _solve_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((100, 3)))
     assert status != CONVERGED                   # load stepping cannot help either
     assert np.all(np.isfinite(q)) and np.isfinite(norm)
@@ -146,7 +141,7 @@ def test_records_compare_and_hash_without_raising(model):
 
 def test_six_by_six_solve_matches_lapack():
     """The written-out elimination (solver hot path) vs numpy's LAPACK on hard matrices."""
-    from segment.equilibrium import _solve6
+    from segment.core.lu6 import _solve6
 
     rng = np.random.default_rng(5)
     for k in range(500):
@@ -182,11 +177,9 @@ def test_nominal_case_is_intact():
 
 def test_ligament_past_eps_max_is_flagged_not_plain_converged():
     """FLX at 15x nominal: FL far past its failure strain (Table 3: eps_max = 0.21)."""
-    from segment.equilibrium import CONVERGED_BEYOND_LIMITS
-
     r = segment.solve(segment.c5c6(), _scaled(segment.LOAD_CASES["FLX"], 15.0))
     assert r.converged                      # numerically converged ...
-    assert r.status == CONVERGED_BEYOND_LIMITS and not r.intact   # ... but not physiological
+    assert r.status == Status.CONVERGED_BEYOND_LIMITS and not r.intact   # ... but not physiological
     fl = [f for f in r.limit_flags if f.startswith("ligament FL ")]
     assert len(fl) == 1 and "> 0.21" in fl[0], r.limit_flags
     assert "beyond the failure limits" in r.message and "ligament FL" in r.message

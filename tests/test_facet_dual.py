@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from segment._dual import dexp, dinv, dmul, dsqrt
-from segment.facet import REGIMES, _contact, _contact_force
+from segment.elements.contact import REGIMES, _contact
+from segment.elements.facet import _contact_force
 from segment.facet_dual import _contact_dual, _contact_force_dual
 
 H = 1e-20

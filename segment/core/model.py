@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment.core.io import BodyInertia
-from segment.core.newton import DEFAULT_TOL, _solve_checked
+from segment.core.newton import DEFAULT_TOL
 from segment.core.residual import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
     COMPLEX_STEP,
     _element_state,
@@ -45,8 +45,10 @@ from segment.core.residual import (  # noqa: F401  (moved; re-exported for the 0
     _residual_jacobian,
     _residual_jacobian_complex_step,
 )
+from segment.core.solve import _solve_checked
+from segment.elements.contact import DISLOCATED, REGIMES
 from segment.elements.disc import DiscStiffness
-from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
+from segment.elements.facet import ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament
 from segment.elements.loads import Load

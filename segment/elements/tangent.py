@@ -44,8 +44,9 @@ import numpy as np
 
 from segment.elements._dual import const, vscale
 from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
+from segment.elements.contact import _contact
 from segment.elements.disc import DISC_LAW_WIDTH, _disc_law
-from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet import _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.ligament import _trilinear
 from segment.elements.restraint import P_K, P_WIDTH, _restraint_state

@@ -31,16 +31,15 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment._progress import bar
+from segment.core.failure_limits import _beyond_limits
 from segment.core.model import Segment, _predict_row
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
-    CONVERGED_STATUSES,
     DEFAULT_TOL,
-    STATUS_TEXT,
-    _beyond_limits,
     _solve_kernel_from,
 )
+from segment.core.status import CONVERGED_STATUSES, Status
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.jit import load_numba, njit, prange
@@ -150,9 +149,9 @@ class BatchResult:
     converged : ndarray of bool
         Numerically converged (status 0 or 6).
     status : ndarray of int
-        Codes of :mod:`segment.equilibrium` (0 converged, 1 iteration limit, 2 line search
-        failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian, 6 converged beyond
-        the failure limits).
+        Values of :class:`~segment.core.status.Status` (0 converged, 1 iteration limit,
+        2 line search failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian,
+        6 converged beyond the failure limits); ``Status(code).text`` says it in words.
     iterations : ndarray of int
         Newton steps taken, over all load steps.
     residual_norm : ndarray
@@ -233,7 +232,7 @@ class BatchResult:
         data["converged"] = self.converged.reshape(-1)
         data["intact"] = self.intact.reshape(-1)
         data["status"] = status
-        data["message"] = [STATUS_TEXT[s] for s in status]
+        data["message"] = [Status(s).text for s in status]
         data["iterations"] = self.iterations.reshape(-1)
         data["residual_norm"] = self.residual_norm.reshape(-1)
         return pd.DataFrame(data)

@@ -32,46 +32,13 @@ import numbers
 
 import numpy as np
 
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
-    _NO_PREDICTOR,
-    ARMIJO_C,
-    CONVERGED,
-    CONVERGED_BEYOND_LIMITS,
-    CONVERGED_STATUSES,
-    DEFAULT_TOL,
-    FORCE_SCALE_N,
-    LINE_SEARCH_FAILED,
-    LOAD_STEPPING_FAILED,
-    MAX_ITERATIONS,
-    MAX_ITERATIONS_LIMIT,
-    MAX_STEP_MM,
-    MAX_STEP_RAD,
-    MIN_LINE_SEARCH_STEP,
-    MIN_LOAD_STEP,
-    MOMENT_SCALE_NMM,
-    NOT_FINITE,
-    SINGULAR_JACOBIAN,
-    STATUS_TEXT,
-    TOL_CEILING,
-    TOL_FLOOR,
-    EquilibriumResult,
-    IterationRecord,
-    _beyond_limits,
-    _limits_and_facet_forces,
-    _lu6,
-    _lu6_solve,
-    _newton_kernel,
-    _norm_phi,
-    _solve6,
-    _solve_checked,
-    _solve_kernel,
-    _solve_kernel_from,
-    _solve_predicted,
-)
+from segment.core.newton import DEFAULT_TOL, MAX_ITERATIONS_LIMIT, TOL_CEILING, TOL_FLOOR
+from segment.core.solve import _solve_checked
 from segment.elements.loads import Load
 
-__all__ = ["EquilibriumResult", "IterationRecord", "solve"]
+__all__ = ["solve", "solve_raw"]
 
 
 

@@ -37,13 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.failure_limits import _beyond_limits
+from segment.core.lu6 import _lu6, _lu6_solve
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
-    _beyond_limits,
-    _lu6,
-    _lu6_solve,
     _newton_kernel,
     _solve_kernel_from,
 )

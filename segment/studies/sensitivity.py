@@ -42,12 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.lu6 import _lu6, _lu6_solve
 from segment.core.model import _residual_jacobian
-from segment.core.newton import _lu6, _lu6_solve
 from segment.elements._dual import vscale
 from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
+from segment.elements.contact import _contact
 from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, _disc_law
-from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet import _contact_force
 from segment.elements.facet_dual import _contact_dual, _contact_force_dual
 from segment.elements.kinematics import _add_point_force, _pose
 from segment.elements.ligament import _trilinear

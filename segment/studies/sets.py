@@ -46,20 +46,19 @@ import numpy as np
 import pandas as pd
 
 from segment._checks import check_count, check_memory
+from segment.core.failure_limits import _limits_and_facet_forces
+from segment.core.lu6 import _lu6, _lu6_solve
 from segment.core.model import Segment, _residual_jacobian
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
     MAX_ITERATIONS,
-    STATUS_TEXT,
-    _limits_and_facet_forces,
-    _lu6,
-    _lu6_solve,
     _newton_kernel,
     _solve_kernel,
     _solve_kernel_from,
 )
+from segment.core.status import SOLVE_STATUSES
 from segment.elements.disc import DOF_NAMES
 from segment.jit import njit, prange
 from segment.solvers.batch import _as_loads, launch
@@ -76,8 +75,6 @@ CHUNK_SETS = 4096
 """Parameter sets per compiled launch (progress between launches)."""
 CHUNK_SETS_SENSITIVITY = 512
 """The same with sensitivities (the packed derivatives take D x the memory)."""
-STATUS_CODES = dict(enumerate(STATUS_TEXT))
-"""Status codes of the solves (``status``, ``status_unloaded``) and what they mean."""
 PARQUET_FORMAT = 1
 """Format of :meth:`SetsResult.to_parquet` (the metadata key ``format``)."""
 PARQUET_COLUMNS = ("P", "q", "status", "iterations", "q_unloaded", "status_unloaded",
@@ -415,7 +412,7 @@ class SetsResult:
                 where = np.argwhere(~np.isfinite(a.reshape(m, -1)))[0]
                 raise bad(f"column {key!r}, row {where[0]}: not finite (solve_sets never "
                           "writes NaN)")
-        known = np.array(sorted(STATUS_CODES))
+        known = np.array(SOLVE_STATUSES, dtype=np.int64)
         for key, a in (("status", status), ("status_unloaded", status_unloaded)):
             unknown = np.setdiff1d(a, known)
             if unknown.size:

@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from segment._extras import require
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import EquilibriumResult
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
 from segment.views.render import _check_size, _draw, _new_plotter, has_display

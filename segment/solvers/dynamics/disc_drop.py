@@ -15,7 +15,8 @@ from scipy.integrate import solve_ivp
 
 from segment.core.io import load_parameters
 from segment.elements._vec import cross, sub
-from segment.elements.facet import ContactLaw, _contact, _contact_force
+from segment.elements.contact import _contact
+from segment.elements.facet import ContactLaw, _contact_force
 from segment.jit import njit
 from segment.solvers.dynamics.bodies import KG_TO_T
 from segment.solvers.dynamics.equations import GRAVITY_MM_S2
