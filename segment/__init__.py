@@ -33,6 +33,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from segment import _aliases
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.io import LIGAMENT_NAMES, load_parameters
 from segment.core.model import Segment
 from segment.elements.contact import disc_contact
@@ -44,8 +45,9 @@ from segment.elements.ligament import Ligament, TrilinearCurve
 from segment.elements.loads import Load
 from segment.elements.restraint import PointRestraint
 from segment.solvers.batch import BatchResult, solve_many
-from segment.solvers.equilibrium import EquilibriumResult, solve
-from segment.solvers.ramp import RampResult, ramp
+from segment.solvers.equilibrium import solve
+from segment.solvers.ramp import ramp
+from segment.solvers.ramp_result import RampResult
 
 __all__ = [
     "DOF_NAMES",
