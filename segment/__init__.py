@@ -92,7 +92,7 @@ _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          "disc_plane_drop": "solvers.dynamics", "uncertainty_bands": "studies.uncertainty",
          # the studies (issue 11): parameter space, parameter sets x loads, dq*/dp, Sobol
          "ParameterSpace": "studies.space", "load_space": "studies.space",
-         "SetsResult": "studies.sets", "solve_sets": "studies.sets",
+         "SetsResult": "studies.sets_result", "solve_sets": "studies.sets",
          "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol",
          # the explorer: a notebook widget in Jupyter, else a desktop window
          "explore": "views.launch",
