@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from segment.core.status import CONVERGED_STATUSES
 from segment.studies.helical_axis import finite_helical_axis, helical_axes, sagittal_icr
 
 __all__ = ["ANDERST2013_C5C6", "MIN_ICR_STEP_DEG", "anderst_comparison", "icr_path"]
@@ -54,7 +55,7 @@ def _fe_path(model, extension_Nm, flexion_Nm, steps):
         sides[sign] = (sign * m, r.q[0], r.converged[0], r)
     m_e, q_e, ok_e, r = sides[-1.0]
     m_f, q_f, ok_f, _ = sides[1.0]
-    unloaded_ok = bool(np.isin(r.status_unloaded[0], (0, 6)))
+    unloaded_ok = bool(np.isin(r.status_unloaded[0], CONVERGED_STATUSES))
     moments = np.concatenate([m_e[::-1], [0.0], m_f])
     q = np.concatenate([q_e[::-1], r.q_unloaded[:1], q_f])
     ok = np.concatenate([ok_e[::-1], [unloaded_ok], ok_f])

@@ -47,6 +47,7 @@ from segment.core.newton import (
     _solve_kernel_from,
 )
 from segment.core.residual import _residual_jacobian
+from segment.core.status import CONVERGED_STATUSES
 from segment.elements.restraint import P_WIDTH
 from segment.jit import njit, prange
 from segment.solvers.batch import launch
@@ -236,7 +237,8 @@ class PathResult:
     q : ndarray (M, N, 6)
         Equilibria [mm, rad] (the last iterate where not converged; never NaN).
     status : ndarray of int (M, N)
-        Codes of :mod:`segment.equilibrium` (0 converged, 6 converged past a failure limit).
+        Codes of :class:`~segment.core.status.Status` (0 converged, 6 converged past a
+        failure limit).
     iterations : ndarray of int (M, N)
         Newton iterations of each point (continuation sub-steps included).
     q_unloaded : ndarray (M, 6)
@@ -257,7 +259,7 @@ class PathResult:
     @property
     def converged(self) -> np.ndarray:
         """(M, N): the point and the set's unloaded equilibrium converged numerically."""
-        ok = (CONVERGED, CONVERGED_BEYOND_LIMITS)
+        ok = CONVERGED_STATUSES
         return np.isin(self.status, ok) & np.isin(self.status_unloaded, ok)[:, None]
 
     @property
