@@ -2,7 +2,7 @@
 
 A compiled kernel (precompiled or cached by numba) is valid only for the sources it was
 compiled from. numba's own cache checks just the file of the function it compiles, so a kernel
-that calls into another module (``residual._generalized_force`` calls ``facet._contact``) would
+that calls into another module (``residual._generalized_force`` calls ``contact._contact``) would
 keep running old machine code after that other module is edited. Both routes of
 :mod:`segment.jit` therefore key their compiled code on :func:`digest`: a hash of every module
 of the package that defines a kernel (its text contains ``@njit``), of the modules whose
