@@ -5,9 +5,15 @@ kernels for a generic x86-64 CPU (:mod:`segment.jit.build`). Building it takes a
 and a C compiler; when it cannot be built (no compiler, another architecture) the install
 goes on and the kernels are compiled by numba on first use instead (``segment --version`` says
 which route is in use).
+
+``SEGMENT_PRECOMPILED=/path/to/_aot....so`` copies an already built module instead of building
+one (the package's tests build wheels this way; the module says which sources it was built
+from, and is used only when they are the installed sources, so a wrong file is never served).
 """
 
 import importlib.util
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -25,6 +31,12 @@ class BuildKernels(build_ext):
         if ext.name != AOT:
             return super().build_extension(ext)
         output = Path(self.get_ext_fullpath(ext.name)).resolve()
+        prebuilt = os.environ.get("SEGMENT_PRECOMPILED")
+        if prebuilt:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(prebuilt, output)
+            print(f"segment: precompiled kernels copied from {prebuilt}", file=sys.stderr)
+            return None
         # the builder by its path: importing the package here would need its dependencies in
         # this process (the build process it starts has them: pyproject's build requirements)
         spec = importlib.util.spec_from_file_location("_segment_jit_build",

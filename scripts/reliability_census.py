@@ -60,7 +60,7 @@ import data_mutations as dm
 
 import segment
 from segment import cli
-from segment.io import data_dir, load_parameters
+from segment.core.io import data_dir, load_parameters
 
 
 def _names_everything(message: str, m: dm.Mutation) -> bool:

@@ -80,6 +80,7 @@ say "installing c5c6-segment (import name: segment) with extras [${EXTRAS:-none}
 say "core: numpy scipy pandas numba tqdm; viz: pyvista; report: matplotlib;"
 say "study: SALib dask[distributed] pyarrow emcee; notebook: anywidget ipywidgets jupyterlab;"
 say "opensim: opensim (CPython 3.11-3.13, Linux x86-64); mujoco: mujoco (segment export --check);"
+say "docs: sphinx pydata-sphinx-theme myst-nb numpydoc sphinxcontrib-bibtex (the documentation site);"
 say "dev: all of these and the test tools (pytest, playwright driving the system chromium)"
 .venv/bin/python -m pip install --upgrade --progress-bar on pip
 # setuptools frames an informational note about editable installs ("be careful with folders

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.io import data_dir
+from segment.core.io import data_dir
 
 
 def pytest_collection_modifyitems(config, items):
@@ -124,3 +124,20 @@ def main_job(tmp_path_factory) -> MainJob:
     return MainJob(clone=clone, report=clone / "validation" / "report",
                    returncode=run.returncode, stderr=run.stderr,
                    numba_imported="numba imported: True" in run.stderr)
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The package's wheel, built once per test session (``pip wheel .``) from the checkout's
+    files. The precompiled kernels this installation built are copied into it
+    (``SEGMENT_PRECOMPILED``, see ``setup.py``) instead of compiled again."""
+    out = tmp_path_factory.mktemp("wheel")
+    env = {k: v for k, v in os.environ.items() if k != "SEGMENT_PRECOMPILED"}
+    spec = importlib.util.find_spec("segment.jit._aot")
+    if spec is not None and spec.origin:
+        env["SEGMENT_PRECOMPILED"] = spec.origin
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(out), str(ROOT)], check=True, env=env,
+                   timeout=MAIN_JOB_TIMEOUT_S)
+    (built,) = out.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
+    return built

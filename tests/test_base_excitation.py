@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import segment
-from segment.io import BodyInertia
+from segment.core.io import BodyInertia
 from segment.solvers.dynamics import (
     G_MM_S2,
     BaseExcitation,

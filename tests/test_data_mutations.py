@@ -11,7 +11,9 @@ from data_mutations import MUTATIONS, TABLES, copy_tables, fingerprint, set_cell
 
 import segment
 from segment import cli
-from segment.io import PLAUSIBLE, UNRANGED, ImplausibleDataWarning, data_dir, parse_number
+from segment.core.io import data_dir
+from segment.core.schema import COLUMNS
+from segment.core.tables import ImplausibleDataWarning, parse_number
 
 MIN_MUTATIONS = 60
 EXIT_USAGE = 2
@@ -66,7 +68,7 @@ def test_every_error_of_a_file_is_reported_at_once(data_copy):
 
 
 def test_error_list_is_capped(data_copy):
-    from segment.io import MAX_ERRORS
+    from segment.core.tables import MAX_ERRORS
 
     cols = ("c5_x_mm", "c5_y_mm", "c5_z_mm", "c6_x_mm", "c6_y_mm", "c6_z_mm")
     set_cells("ligaments.csv", [(r, c, "bad") for r in range(1, 7) for c in cols])(data_copy)
@@ -113,9 +115,9 @@ def test_every_numeric_column_has_a_plausible_range_with_a_reason():
         assert numeric, name
         for col in numeric:
             key = (name, col)
-            assert key in PLAUSIBLE or key in UNRANGED, key
-            if key in PLAUSIBLE:
-                r = PLAUSIBLE[key]
+            assert key in COLUMNS, key
+            if COLUMNS[key].plausible is not None:
+                r = COLUMNS[key].plausible
                 assert r.lower < r.upper and len(r.reason) > 20, key
 
 

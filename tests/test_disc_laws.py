@@ -219,7 +219,7 @@ def test_disc_law_table_is_read(data_copy):
     ("phi_y,neutral-zone,4,,0.1,,,x", "column 'zone_neg_deg': the neutral-zone law needs"),
     ("phi_y,neutral-zone,4,2,0.1,30,,x", "column 'angle_scale_pos_deg': not a parameter of "
                                           "the neutral-zone law"),
-    ("phi_y,neutral-zone,4,2,1.5,,,x", "column 'zone_ratio': 1.5 - is outside the plausible"),
+    ("phi_y,neutral-zone,4,2,1.5,,,x", "column 'zone_ratio': must lie in (0, 1], got 1.5"),
     ("phi_y,neutral-zone,-1,2,0.5,,,x", "column 'zone_pos_deg': must be >= 0, got -1"),
     ("phi_y,fw35,,,,nan,40,x", "column 'angle_scale_pos_deg': expected a finite number"),
     ("phi_y,fw35,,,,0.1,40,x", "column 'angle_scale_pos_deg': 0.1 deg is outside the "

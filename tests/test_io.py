@@ -407,7 +407,7 @@ def test_failed_load_leaves_the_default_model_unchanged(data_copy):
     ("cog_x", float("inf"), "cog_x must be a finite number"),
 ])
 def test_body_inertia_rejects_bad_values(field, value, message):
-    from segment.io import BodyInertia
+    from segment.core.io import BodyInertia
     good = {"body": "C5", "mass": 0.2, "inertia": [200.0, 200.0, 300.0], "cog_x": -8.1}
     with pytest.raises(ValueError, match=f"C5: {message}"):
         BodyInertia(**{**good, field: value})

@@ -331,8 +331,8 @@ def test_no_taut_ligament_rule_and_a_data_folder_bound(model, tmp_path):
     moved out of the way in a copy of data/); a bound read from a copy is the one applied."""
     import shutil
 
+    from segment.core.io import data_dir
     from segment.core.validity import NO_TAUT_LIGAMENT, load_validity_limits
-    from segment.io import data_dir
 
     folder = tmp_path / "data"
     shutil.copytree(data_dir(), folder)
@@ -371,8 +371,8 @@ def test_combined_load_bounds_every_loaded_coordinate(model):
      r"column 'direction': unknown value 'minus'"),
 ])
 def test_validity_table_errors_name_row_and_column(tmp_path, edit, match):
+    from segment.core.io import data_dir
     from segment.core.validity import load_validity_limits
-    from segment.io import data_dir
 
     table = pd.read_csv(data_dir() / "validity_limits.csv", keep_default_na=False, dtype=str)
     edit(table).to_csv(tmp_path / "validity_limits.csv", index=False)
@@ -420,11 +420,12 @@ def test_random_ramps_keep_their_rows_events_and_labels_consistent(case, to_scal
 def test_validity_table_is_packaged_ranged_and_sourced():
     import warnings
 
+    from segment.core.schema import COLUMNS
+    from segment.core.tables import ImplausibleDataWarning
     from segment.core.validity import load_validity_limits
-    from segment.io import PLAUSIBLE, ImplausibleDataWarning
 
     for col in ("limit_mm", "limit_deg"):
-        r = PLAUSIBLE[("validity_limits.csv", col)]
+        r = COLUMNS[("validity_limits.csv", col)].plausible
         assert r.lower < r.upper and len(r.reason) > 20
     with warnings.catch_warnings():
         warnings.simplefilter("error", ImplausibleDataWarning)

@@ -20,18 +20,26 @@ def _blocks(lang):
 
 @pytest.mark.slow  # every README example
 def test_python_examples_run(tmp_path, monkeypatch):
-    """The README's examples pass the standard tool, ``python -m doctest README.md``: every
-    python block, in order, in one namespace (later blocks use earlier names), with no option
-    flags beyond the examples' own directives; each block ends with a blank line, so doctest
-    does not read the closing fence as expected output."""
+    """The README's example passes the standard tool, ``python -m doctest README.md``: every
+    python block, in order, in one namespace, with no option flags beyond the examples' own
+    directives; each block ends with a blank line, so doctest does not read the closing fence
+    as expected output. (The topic pages' examples run in tests/test_docs.py.)"""
     monkeypatch.chdir(tmp_path)          # examples that write files write them here
     blocks = _blocks("python")
-    assert len(blocks) >= 2
+    assert len(blocks) >= 1
     assert all(b.endswith("\n\n") for b in blocks), "end each python block with a blank line"
     result = doctest.testfile(str(ROOT / "README.md"), module_relative=False, report=True,
                               verbose=False)
-    assert result.failed == 0 and result.attempted > 10
-    assert (tmp_path / "flx.png").stat().st_size > 10_000
+    assert result.failed == 0 and result.attempted >= 5
+
+
+def test_readme_is_a_landing_page():
+    """At most 15 KB: what it is, a picture, install, the two commands, an example, where the
+    documentation is and how to cite; the topics live in docs/."""
+    assert len(README.encode()) <= 15 * 1024
+    for link in re.findall(r"\]\(([^)#]+)[^)]*\)", README):
+        if "://" not in link:
+            assert (ROOT / link).exists(), f"README links to a missing file: {link}"
 
 
 def _segment_commands():
@@ -60,17 +68,15 @@ def test_ci_runs_the_readme_commands():
         assert f"<!-- {marker} -->\n```bash\n" in README
 
 
-def test_benchmark_command_in_readme_exists():
-    assert any("benchmarks/bench_solve.py" in b for b in _blocks("bash"))
+def test_benchmark_command_in_the_docs_exists():
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert "benchmarks/bench_solve.py" in page
     assert (ROOT / "benchmarks" / "bench_solve.py").exists()
 
 
 @pytest.mark.slow  # builds a wheel
-def test_wheel_ships_the_data(tmp_path):
+def test_wheel_ships_the_data(wheel, tmp_path):
     """``pip install .`` (not only editable) must find the CSV tables."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True)
-    (wheel,) = tmp_path.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
     names = zipfile.ZipFile(wheel).namelist()
     for table in ("ligaments.csv", "facets.csv", "load_cases.csv", "disc_rotational.csv",
                   "vertebra_geometry.csv"):
@@ -83,16 +89,20 @@ def test_wheel_ships_the_data(tmp_path):
                  "forms/neutral-zone/space.csv", "forms/neutral-zone/disc_law.csv"):
         assert f"segment/data/{data}" in names                   # curves and model forms
     assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers
+    assert "segment/jit/exports.json" in names
+    assert any(n.startswith("segment/jit/_aot") and n.endswith(".so") for n in names), \
+        "the precompiled kernels are not in the wheel"
     for shipped in ("segment/py.typed", "segment/reference_data/SOURCES.md",
                     "segment/reference_data/REFERENCES.bib"):
         assert shipped in names
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True)
-    code = ("import segment; d = segment.io.data_dir(); "
+    code = ("import sys, segment; from segment.core.io import data_dir; d = data_dir(); "
             f"assert str(d).startswith({str(target)!r}), d; "
-            "print(segment.solve(segment.c5c6(), segment.LOAD_CASES['FLX']).converged)")
+            "print(segment.solve(segment.c5c6(), segment.LOAD_CASES['FLX']).converged, "
+            "'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True,
                          capture_output=True, text=True,
                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
-    assert out.stdout.strip() == "True"
+    assert out.stdout.strip() == "True False", "solved from the installed wheel, no numba"

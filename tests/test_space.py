@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import segment
+from segment.core.tables import ImplausibleDataWarning
 from segment.space import ParameterSpace, default_space_path, load_space
 from segment.studies.packing import complex_step_reference
 from segment.tangent import pack
@@ -320,7 +321,7 @@ def test_forms_fields_plausibility_and_hard_limits():
     p[names.index("ref_strain_ALL")] = 10.0        # 10 % typed as 10
     with pytest.raises(ValueError, match=r"ref_strain_ALL.*plausible range"):
         space.check(p)
-    with pytest.warns(segment.io.ImplausibleDataWarning, match="ref_strain"):
+    with pytest.warns(ImplausibleDataWarning, match="ref_strain"):
         space.check(p, strict=False)
     p = space.nominal.copy()
     p[names.index("zone_flexion")] = -1.0           # a zone below 0: an error either way

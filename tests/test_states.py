@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.core.io import ImplausibleDataWarning, data_dir
+from segment.core.io import data_dir
 from segment.core.states import (
     cut,
     fuse,
@@ -19,6 +19,7 @@ from segment.core.states import (
     resected_circle,
     state_names,
 )
+from segment.core.tables import ImplausibleDataWarning
 
 CASES = segment.LOAD_CASES
 FUSION_RTOL = 0.02      # ligaments and facets add stiffness in parallel: a few % at 100 N m/deg

@@ -1,5 +1,5 @@
 """Command line: ``segment cases | solve | ramp | states | compare | validate | render |
-explore | simulate | sensitivity | calibrate | curves | export``.
+explore | registration | simulate | sensitivity | calibrate | curves | export | docs``.
 
 Errors in the user's input (unknown case, bad number, unreadable data, an output path that
 cannot be written) print one line to stderr and exit with code 2, without a traceback; output
@@ -25,6 +25,7 @@ from segment.cli import (
     calibrate,
     compare,
     curves,
+    docs,
     export,
     ramp,
     sensitivity,
@@ -46,7 +47,7 @@ __all__ = ["EXIT_USAGE", "UsageError", "build_parser", "main"]
 
 # the order of the commands in ``segment --help``
 COMMAND_MODULES = (solve, ramp, compare, validate, views, simulate, sensitivity, calibrate,
-                   curves, export)
+                   curves, export, docs)
 
 
 def build_parser() -> Parser:

@@ -45,14 +45,14 @@ def run_cases(args, argv) -> int:
 
 def check_scale(args, chosen) -> None:
     """A UsageError naming ``--scale`` when a scaled load leaves the plausible range of the
-    load-case columns (:data:`segment.io.PLAUSIBLE`: 100 x the Moroney test loads; with
+    load-case columns (:data:`segment.core.schema.COLUMNS`: 100 x the Moroney test loads; with
     ``--allow-implausible`` only a load that is no longer finite)."""
     import numpy as np
 
-    from segment.core.io import PLAUSIBLE
+    from segment.core.schema import COLUMNS
 
-    f_max = PLAUSIBLE[("load_cases.csv", "Fx_N")].upper
-    m_max = PLAUSIBLE[("load_cases.csv", "Mx_Nm")].upper
+    f_max = COLUMNS[("load_cases.csv", "Fx_N")].plausible.upper
+    m_max = COLUMNS[("load_cases.csv", "Mx_Nm")].plausible.upper
     for name, load in chosen.items():
         with np.errstate(over="ignore", invalid="ignore"):
             force, moment = load.force * args.scale, load.moment * args.scale   # N, N mm

@@ -160,7 +160,7 @@ def jcs_rotation(alpha: float, beta: float, gamma: float) -> np.ndarray:
 
 def jcs_angles(R_isb) -> np.ndarray:
     """JCS angles (alpha, beta, gamma) [rad] of a rotation in ISB axes (inverse of
-    :func:`jcs_rotation`; |beta| < 90 deg).
+    :func:`jcs_rotation`; ``|beta| < 90 deg``).
 
     With ``R = Rz(a) Rx(b) Ry(c)``: ``R[2, 1] = sin b``, ``R[2, 0] = -cos b sin c``,
     ``R[2, 2] = cos b cos c``, ``R[0, 1] = -sin a cos b``, ``R[1, 1] = cos a cos b``.
@@ -214,7 +214,7 @@ def isb_coordinates(q, reference, frames: IsbFrames) -> np.ndarray:
 
 def from_isb(coordinates, reference, frames: IsbFrames) -> np.ndarray:
     """Our joint coordinates q (6,) [mm, rad] of the ISB JCS coordinates (inverse of
-    :func:`isb_coordinates`; |phi_y| < 90 deg)."""
+    :func:`isb_coordinates`; ``|phi_y| < 90 deg``)."""
     c = np.asarray(coordinates, dtype=float)
     if c.shape != (6,) or not np.all(np.isfinite(c)):
         raise ValueError(f"ISB coordinates must be 6 finite numbers (q1, q2, q3 [mm], alpha, "

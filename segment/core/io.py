@@ -1,52 +1,48 @@
-"""CSV parameter tables -> validated, immutable parameter records.
+"""The parameter tables of ``data/`` <-> validated, immutable parameter records.
 
-Every table lives in ``data/`` (shipped inside the package as ``segment.data``), has its unit
-in each column header and a ``source`` column on every row. Loading checks every table before
-anything is built: a missing column, a malformed or non-finite number, a length, radius or
-stiffness <= 0, an unknown ligament name, unsorted curve points, descriptive columns that
-contradict the row's name, and values outside their plausible range (:data:`PLAUSIBLE`, each
-bound with its reason; ``strict=False`` makes those warnings) raise ``ValueError`` naming the
-file, the file line (1 = header) and data row (1 = first data row), the column and the value;
-every error of a file is listed at once (up to :data:`MAX_ERRORS`). Nothing half-loaded is
+:func:`load_parameters` reads a data folder and :func:`save_parameters` writes one: every number
+column of a table has its row in :mod:`segment.core.schema` (unit, the factor to the package's
+units, hard limit, plausible range with its reason), and both directions take it from there.
+Loading checks every table before anything is built: a missing column, a malformed or
+non-finite number (the reader of :mod:`segment.core.tables`), a value outside its hard limit, an
+unknown ligament name, unsorted curve points, descriptive columns that contradict the row's
+name, and values outside their plausible range (``strict=False`` makes those warnings) raise
+``ValueError`` naming the file, the file line (1 = header) and data row (1 = first data row),
+the column and the value; every error of a file is listed at once. Nothing half-loaded is
 returned.
-
-What is read: UTF-8 with or without a byte-order mark (a spreadsheet's "CSV UTF-8"), comma
-separated (a ``;`` or tab separated file is named as such), numbers as people write them in a
-CSV (``18``, ``1.8e1``, `` 18 ``, ``"18"``) but not what they do not mean there: ``0_58`` and
-non-ASCII digits (which Python's ``float`` accepts), ``0,58`` (a decimal comma, with a hint),
-``18 mm``.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import io
 import math
 import os
-import re
-import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from segment.core.schema import COLUMNS, L0_RATIO_RANGE, columns_of
+from segment.core.tables import Table
 from segment.elements.disc import DISC_LAWS, DOF_NAMES, DiscStiffness
 from segment.elements.facet import ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import MAX_STRIPS, Ligament, TrilinearCurve
 from segment.elements.loads import Load
 
-__all__ = ["LIGAMENT_NAMES", "PLAUSIBLE", "BodyInertia", "ImplausibleDataWarning",
-           "ModelParameters", "PlausibleRange", "data_dir", "load_parameters", "parse_number"]
+__all__ = ["DISC_LAW_COLUMNS", "LIGAMENT_NAMES", "MODEL_TABLES", "ROTATION_DOFS", "BodyInertia",
+           "ModelParameters", "data_dir", "load_parameters", "read_disc_law", "save_parameters"]
 
 LIGAMENT_NAMES = ("ALL", "PLL", "FL", "ISL", "CL-left", "CL-right")
 TRANSLATION_COEFFS = ("k_x+", "k_x-", "k_y+", "k_y-", "k_z+", "k_z-")
 ROTATION_COEFFS = ("k_phix+", "k_phix-", "k_phiy+", "k_phiy-", "k_phiz+", "k_phiz-")
 FACET_SIDES = ("left", "right")
-MM_PER_M = 1000.0
-NMM_PER_NM = 1000.0
+MODEL_TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv",
+                "ligaments.csv", "facet_contact_law.csv", "facets.csv", "load_cases.csv")
+"""The tables every data folder has; ``ligament_strips.csv`` and ``disc_law.csv`` are
+optional."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,357 +100,18 @@ def data_dir() -> Path:
         raise
 
 
-# Plausibility ranges of every numeric column (issue 14): a value outside is an error unless
-# the tables are loaded with ``strict=False`` (CLI: ``--allow-implausible``), which turns it into
-# an ImplausibleDataWarning. The bounds are about one to two decades around the published
-# values (DETC2000/MECH-6821 Tables 1-4 after de Jager 1996, its contact law and the Moroney et
-# al. 1988 test loads), so that a typical unit slip (metres for mm, grams for kg, percent for a
-# strain, N mm for N m, SI for mm units) or a stray exponent falls outside, while a parameter
-# study within a decade of the published model stays inside.
-@dataclass(frozen=True)
-class PlausibleRange:
-    """Closed interval [lower, upper] of a column, its unit and why."""
-
-    lower: float
-    upper: float
-    unit: str
-    reason: str
-
-
-_COORD = PlausibleRange(-100.0, 100.0, "mm", "coordinates within one cervical vertebra: the "
-                        "published insertions and facet centres lie within 47.3 mm of their "
-                        "vertebra's origin; 100 mm is about twice that (a value in metres or a "
-                        "stray exponent falls outside)")
-_DAMPING_REASON = "a few decades around de Jager's (1996) {}; dynamics only"
-PLAUSIBLE: dict[tuple[str, str], PlausibleRange] = {
-    ("inertia.csv", "mass_kg"): PlausibleRange(
-        0.02, 2.0, "kg", "Table 1 gives 0.23-0.24 kg; a decade either side (grams fall outside)"),
-    **{("inertia.csv", c): PlausibleRange(
-        0.2, 50.0, "kg cm^2", "Table 1 gives 2.3-4.7 kg cm^2; a decade either side "
-        "(kg mm^2 or g cm^2 fall outside)") for c in ("Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2")},
-    **{("inertia.csv", c): PlausibleRange(
-        -60.0, 60.0, "mm", "Table 1 offsets are within 18.4 mm; 60 mm exceeds a cervical "
-        "vertebral body and disc together (metres fall outside unless near 0)")
-       for c in ("sx_mm", "gx_mm")},
-    ("inertia.csv", "sz_mm"): PlausibleRange(
-        5.0, 60.0, "mm", "height of C5's origin above C6's: Table 1 gives 17.4-18.4 mm; 5-60 mm "
-        "keeps the vertebrae above one another (a value in metres falls outside)"),
-    ("inertia.csv", "phi_y_deg"): PlausibleRange(
-        -45.0, 45.0, "deg", "Table 1 gives -5.2/-5.6 deg; a rest tilt beyond 45 deg between "
-        "adjacent vertebrae is no physiological posture"),
-    ("disc_translational.csv", "k_N_per_mm"): PlausibleRange(
-        1.0, 1e4, "N/mm", "Table 2 (Moroney et al. 1988) gives 50-492 N/mm; about 1.5 decades "
-        "either side (N/m typed or a x1000 slip fall outside)"),
-    ("disc_translational.csv", "b_Ns_per_m"): PlausibleRange(
-        0.0, 1e5, "N s/m", _DAMPING_REASON.format("1000 N s/m")),
-    ("disc_rotational.csv", "k_Nm_per_deg"): PlausibleRange(
-        0.005, 20.0, "N m/deg", "Table 2 gives 0.21-0.42 N m/deg; about 1.5 decades either "
-        "side (N mm/deg or N m/rad typos fall outside)"),
-    ("disc_rotational.csv", "b_Nms_per_rad"): PlausibleRange(
-        0.0, 150.0, "N m s/rad", _DAMPING_REASON.format("1.5 N m s/rad")),
-    **{("ligaments.csv", c): _COORD for c in ("c5_x_mm", "c5_y_mm", "c5_z_mm", "c6_x_mm",
-                                               "c6_y_mm", "c6_z_mm")},
-    ("ligaments.csv", "l0_mm"): PlausibleRange(
-        1.0, 60.0, "mm", "Table 4 gives 6-18 mm; a ligament of one motion segment is 1-60 mm "
-        "long (metres fall outside)"),
-    ("ligaments.csv", "eps_max"): PlausibleRange(
-        0.05, 2.0, "-", "Table 3 gives 0.21-0.58 as a fraction; strain in percent falls "
-        "outside"),
-    ("ligaments.csv", "F_max_N"): PlausibleRange(
-        3.0, 2000.0, "N", "Table 3 gives 34-115 N; about 1.2 decades either side (kN or mN "
-        "slips fall outside)"),
-    ("ligaments.csv", "b_Ns_per_m"): PlausibleRange(
-        0.0, 3e4, "N s/m", _DAMPING_REASON.format("300 N s/m")),
-    ("facet_contact_law.csv", "k_quadratic_N_per_mm2"): PlausibleRange(
-        20.0, 2e5, "N/mm^2", "the paper's 2e9 N/m^2 = 2000 N/mm^2; two decades either side "
-        "(the SI value typed into the mm column falls outside)"),
-    ("facet_contact_law.csv", "u_transition_mm"): PlausibleRange(
-        0.003, 30.0, "mm", "the paper's 3e-4 m = 0.3 mm; two decades either side"),
-    ("facet_contact_law.csv", "F_transition_N"): PlausibleRange(
-        0.0, 1e7, "N", "k_quadratic * u_transition^2 within the ranges of those two columns"),
-    ("facet_contact_law.csv", "k_linear_N_per_mm"): PlausibleRange(
-        12.0, 1.2e5, "N/mm", "the paper's 1.2e6 N/m = 1200 N/mm; two decades either side"),
-    ("facet_contact_law.csv", "b_Ns_per_m"): PlausibleRange(
-        0.0, 3e4, "N s/m", _DAMPING_REASON.format("300 N s/m")),
-    **{("facets.csv", c): _COORD for c in ("center_x_mm", "center_y_mm", "center_z_mm")},
-    ("facets.csv", "inclination_deg"): PlausibleRange(
-        5.0, 85.0, "deg", "the C6 superior facet is inclined 42.3-43.2 deg to the transverse "
-        "plane (the source of the packaged facets.csv); 5-85 deg keeps it a posterosuperior "
-        "facing face (radians typed fall outside)"),
-    **{("facets.csv", c): PlausibleRange(
-        0.5, 20.0, "mm", "equivalent-area radius 4.9-5.6 mm; 0.5-20 mm (metres fall "
-        "outside)") for c in ("radius_c6_mm", "radius_c5_mm")},
-    ("facets.csv", "gap_mm"): PlausibleRange(
-        0.0, 10.0, "mm", "0 at rest in the packaged table; a gap above 10 mm (twice the facet "
-        "radius) means no facet joint (use facets=False)"),
-    ("facets.csv", "blend_C"): PlausibleRange(
-        0.0, 1e4, "-", "the packaged 16.7 = radius / transition penetration; above 1e4 the "
-        "blend weight 1 - exp(-C sin alpha) is 1 at every tilt above 0.01 deg"),
-    **{("disc_law.csv", c): PlausibleRange(
-        0.0, 30.0, "deg", "neutral-zone half-width: Panjabi's neutral zones of cervical "
-        "segments are a few degrees; 30 deg exceeds the whole range of motion of one lower "
-        "cervical segment (radians typed as degrees fall inside, so also see the ratio)")
-       for c in ("zone_pos_deg", "zone_neg_deg")},
-    ("disc_law.csv", "zone_ratio"): PlausibleRange(
-        1e-3, 1.0, "-", "stiffness inside the neutral zone over the stiffness beyond it: at "
-        "most 1 (1 is eq. (1)); below 1e-3 the zone is a free joint (the equilibrium would "
-        "rest on the ligaments alone)"),
-    **{("disc_law.csv", c): PlausibleRange(
-        0.5, 600.0, "deg", "angle scale s of the fw35 law: 57.3 deg (1 rad) is Fritzkowski "
-        "and Walczak's eq. (35); below 0.5 deg its singularity (pi s) falls below 1.6 deg, "
-        "above 600 deg the law is linear within 0.1 % over 20 deg")
-       for c in ("angle_scale_pos_deg", "angle_scale_neg_deg")},
-    **{("load_cases.csv", c): PlausibleRange(
-        -2000.0, 2000.0, "N", "100 x the 20 N Moroney test loads") for c in
-       ("Fx_N", "Fy_N", "Fz_N")},
-    **{("load_cases.csv", c): PlausibleRange(
-        -180.0, 180.0, "N m", "100 x the 1.8 N m Moroney test moments (N mm typed fall "
-        "outside)") for c in ("Mx_Nm", "My_Nm", "Mz_Nm")},
-    ("validity_limits.csv", "limit_mm"): PlausibleRange(
-        0.1, 20.0, "mm", "a bound on a translation of C5 from its unloaded pose: the packaged "
-        "3.5 mm is about a facet radius; below 0.1 mm the bound lies inside the Moroney test "
-        "range, above 20 mm C5 has left C6 (metres or micrometres typed fall outside)"),
-    ("validity_limits.csv", "limit_deg"): PlausibleRange(
-        1.0, 90.0, "deg", "a bound on a rotation of C5 from its unloaded pose: the packaged "
-        "15.4 deg is the largest quasi-static flexion at failure of Voo et al. 1998; below 1 "
-        "deg the bound lies inside the Moroney test range, 90 deg and more is not a cervical "
-        "joint (radians typed fall outside)"),
-    ("ligament_strips.csv", "width_mm"): PlausibleRange(
-        0.0, 40.0, "mm", "assumed (SOURCES.md §6): the packaged widths are 5-11.2 mm and the "
-        "widest facet from C3 to L5 is 16.3 mm (Panjabi et al. 1993, SOURCES.md §3); above 40 "
-        "mm the strips would spread across the whole vertebra (micrometres typed, 11200 for "
-        "11.2, fall outside)"),
-}
-# ligaments: rest length / insertion distance at the reference pose. The published rest lengths
-# are 0.97-1.03 times that distance; outside 0.5-2 the ligament would start half slack or at
-# twice its rest length (a unit slip in l0 or an insertion in the wrong frame or unit).
-L0_RATIO_RANGE = (0.5, 2.0)
-# Columns without a plausible range: bounded by hard checks (curve points sorted within (0, 1),
-# inclination within (-90, 90) besides its range above).
-UNRANGED = {("ligaments.csv", c) for c in ("A_eps_rel", "A_F_rel", "B_eps_rel", "B_F_rel")}
-MAX_ERRORS = 20
-"""At most this many errors of one file are listed in one message."""
-
-
-class ImplausibleDataWarning(UserWarning):
-    """A data value outside its plausible range, loaded because ``strict=False``."""
-
-
-# What people write in a CSV cell for a number: an optional sign, ASCII digits with at most
-# one decimal point, an optional exponent (surrounding spaces and quotes are stripped before).
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
-
-
-def parse_number(text: str) -> float:
-    """The float a CSV cell means, or ValueError saying why the text is not a plain number.
-
-    Accepted: ``18``, ``+18``, ``18.``, ``.5``, ``1.8e1``, ``-1E-3`` with surrounding spaces;
-    ``nan``/``inf`` spelled out (reported as not finite by the caller). Rejected (Python's
-    ``float()`` would accept the first two): ``0_58``, non-ASCII digits, a decimal comma
-    ``0,58`` (with a hint), units ``18 mm``, hex.
-    """
-    raw = text.strip()
-    if _NUMBER.fullmatch(raw):
-        return float(raw)
-    if raw.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        return float(raw)
-    if not raw:
-        raise ValueError(f"expected a number, got {text!r} (an empty cell)")
-    if _DECIMAL_COMMA.fullmatch(raw):
-        raise ValueError(f"expected a number, got {text!r}: a decimal comma? write "
-                         f"{raw.replace(',', '.')!r} with a decimal point")
-    if "_" in raw:
-        raise ValueError(f"expected a number, got {text!r}: underscores are not accepted")
-    if not raw.isascii():
-        raise ValueError(f"expected a number, got {text!r}: only ASCII digits 0-9 are "
-                         "accepted")
-    raise ValueError(f"expected a plain number (the unit is in the column header), "
-                     f"got {text!r}")
-
-
-def _read_text(path: Path, what: str = "") -> str:
-    """The file as text: UTF-8 with or without a byte-order mark (``what``: which kind of
-    file, for the not-found message)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{path}: {what + ' ' if what else ''}file not found") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a folder, expected a CSV file") from None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError(f"{path.name}: UTF-16 text; save the table as UTF-8 (\"CSV UTF-8\")")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path.name}: not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start}); save the table as UTF-8") from None
-
-
-class _Table:
-    """A CSV file with row/column-aware accessors that collect precise errors.
-
-    Errors name the file line (1 = header) and the data row (1 = first data row). With
-    ``collect=True`` (the parameter tables, the parameter-space and target files) up to
-    :data:`MAX_ERRORS` of one file are collected and raised together by :meth:`finish`;
-    otherwise the first error raises at once. ``what`` names the kind of file in the
-    not-found message (e.g. ``"targets"``).
-    """
-
-    def __init__(self, path: Path, required: tuple[str, ...], *, strict: bool = True,
-                 collect: bool = False, what: str = ""):
-        self.path = Path(path)
-        self.name = self.path.name
-        self.strict = strict
-        self.collect = collect       # False: raise at the first error (other modules' tables)
-        self.errors: list[str] = []
-        self.bad_rows: set[int] = set()
-        self.broken_rows: set[int] = set()
-        text = _read_text(self.path, what)
-        try:
-            reader = csv.reader(io.StringIO(text, newline=""))
-            lines = []
-            for cells in reader:
-                if any(cell.strip() for cell in cells):
-                    lines.append((reader.line_num, cells))
-        except csv.Error as exc:
-            raise ValueError(f"{self.name}: not a readable CSV table ({exc})") from None
-        if not lines:
-            raise ValueError(f"{self.name}: empty file")
-        header = [h.strip() for h in lines[0][1]]
-        missing = [c for c in (*required, "source") if c not in header]
-        if missing:
-            hint = ""
-            for sep, label in ((";", "';' (semicolons)"), ("\t", "tabs")):
-                if len(header) == 1 and sep in header[0]:
-                    hint = (f"; the fields are separated by {label}, not commas: save the "
-                            "table as comma-separated CSV")
-            raise ValueError(f"{self.name}: missing column(s) {missing}; expected "
-                             f"{[*required, 'source']}{hint}")
-        self.records = []
-        self.line_of = {}
-        for i, (line, cells) in enumerate(lines[1:], start=1):
-            self.line_of[i] = line
-            if len(cells) != len(header):
-                self.error(i, None, f"expected {len(header)} fields ({', '.join(header)}), "
-                                    f"got {len(cells)}")
-                self.broken_rows.add(i)      # its cells are not parsed (no follow-up errors)
-                cells = (cells + [""] * len(header))[: len(header)]
-            self.records.append({h: c.strip() for h, c in zip(header, cells, strict=True)})
-        if not self.records:
-            raise ValueError(f"{self.name}: no data rows")
-        for i, row in self.rows():
-            if not row["source"] and i not in self.broken_rows:
-                self.error(i, "source", "empty; every row must say where its numbers come from")
-
-    def where(self, i: int | None, col: str | None) -> str:
-        parts = [] if i is None else [f"line {self.line_of[i]} (row {i})"]
-        if col is not None:
-            parts.append(f"column {col!r}" if "'" not in col else f"columns {col}")
-        return ", ".join(parts)
-
-    def error(self, i: int | None, col: str | None, what: str) -> None:
-        """Record an error of row ``i`` (None: the file) in column ``col``."""
-        if i is not None:
-            self.bad_rows.add(i)
-        self.errors.append(f"{self.where(i, col)}: {what}" if (i or col) else what)
-        if not self.collect:
-            self.finish()
-
-    def implausible(self, i: int | None, col: str, what: str) -> None:
-        """An error, or with ``strict=False`` a warning."""
-        if self.strict:
-            self.error(i, col, what + "; load with strict=False (CLI: --allow-implausible) "
-                               "to accept it")
-        else:
-            warnings.warn(f"{self.name}, {self.where(i, col)}: {what}", ImplausibleDataWarning,
-                          stacklevel=4)
-
-    def finish(self) -> None:
-        """Raise one ValueError listing the errors collected so far (if any)."""
-        if not self.errors:
-            return
-        if len(self.errors) == 1:
-            raise ValueError(f"{self.name}, {self.errors[0]}")
-        shown = self.errors[:MAX_ERRORS]
-        more = len(self.errors) - len(shown)
-        raise ValueError(f"{self.name}: {len(self.errors)} errors: " + "; ".join(shown)
-                         + (f"; and {more} more" if more else ""))
-
-    def ok(self, i: int) -> bool:
-        return i not in self.bad_rows
-
-    def rows(self):
-        return enumerate(self.records, start=1)
-
-    def number(self, i: int, row: dict, col: str, *, positive=False, nonnegative=False) -> float:
-        """The cell as a finite float (NaN after recording an error)."""
-        if i in self.broken_rows:
-            return math.nan
-        raw = row[col]
-        try:
-            value = parse_number(raw)
-        except ValueError as exc:
-            self.error(i, col, str(exc))
-            return math.nan
-        if math.isnan(value) or math.isinf(value):
-            self.error(i, col, f"expected a finite number, got {raw!r}")
-            return math.nan
-        if positive and not value > 0:
-            self.error(i, col, f"must be > 0, got {value:g}")
-            return math.nan
-        if nonnegative and not value >= 0:
-            self.error(i, col, f"must be >= 0, got {value:g}")
-            return math.nan
-        rng = PLAUSIBLE.get((self.name, col))
-        if rng is not None and not rng.lower <= value <= rng.upper:
-            self.implausible(i, col, f"{value:g} {rng.unit} is outside the plausible range "
-                                     f"{rng.lower:g} to {rng.upper:g} {rng.unit} ({rng.reason})")
-        return value
-
-    def key(self, i: int, row: dict, col: str, allowed: tuple[str, ...]) -> str | None:
-        if i in self.broken_rows:
-            return None
-        value = row[col]
-        if value not in allowed:
-            self.error(i, col, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
-            return None
-        return value
-
-    def build(self, i: int, col: str | None, fn, *args):
-        """``fn(*args)`` for a clean row; a ValueError or arithmetic error becomes a row error."""
-        if not self.ok(i):
-            return None
-        try:
-            return fn(*args)
-        except (ValueError, ArithmeticError) as exc:
-            self.error(i, col, str(exc))
-            return None
-
-    def require_all(self, col: str, found: list[str | None], expected: tuple[str, ...]):
-        for i, k in enumerate(found, start=1):
-            if k is not None and k in found[: i - 1]:
-                first = found.index(k) + 1
-                self.error(i, col, f"duplicate value {k!r} (already in row {first}, line "
-                                   f"{self.line_of[first]})")
-        missing = [k for k in expected if k not in found]
-        if missing:
-            self.error(None, col, f"missing row(s) for {missing}")
-
-
 def _inertia(path: Path, strict: bool) -> tuple[ReferencePose, dict[str, BodyInertia]]:
     cols = ("body", "mass_kg", "Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2", "sx_mm", "sz_mm",
             "gx_mm", "phi_y_deg")
-    t = _Table(path, cols, strict=strict, collect=True)
+    t = Table(path, cols, strict=strict, collect=True, columns=columns_of(path.name))
+    to_kg_mm2 = COLUMNS[("inertia.csv", "Ixx_kg_cm2")].to_internal
     bodies, ref, found = {}, None, []
     for i, row in t.rows():
         body = t.key(i, row, "body", ("C5", "C6"))
         found.append(body)
-        mass = t.number(i, row, "mass_kg", positive=True)
-        inertia = np.array([t.number(i, row, c, positive=True)
-                            for c in ("Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2")]) * 100.0
+        mass = t.number(i, row, "mass_kg")
+        inertia = np.array([t.number(i, row, c)
+                            for c in ("Ixx_kg_cm2", "Iyy_kg_cm2", "Izz_kg_cm2")]) * to_kg_mm2
         inertia.setflags(write=False)
         sx, sz = t.number(i, row, "sx_mm"), t.number(i, row, "sz_mm")
         phi = t.number(i, row, "phi_y_deg")
@@ -472,18 +129,20 @@ def _inertia(path: Path, strict: bool) -> tuple[ReferencePose, dict[str, BodyIne
 def _disc(path_t: Path, path_r: Path, strict: bool) -> DiscStiffness:
     k = {}
     b = {}
-    for path, coeffs, kcol, bcol, kconv, bconv in (
-        (path_t, TRANSLATION_COEFFS, "k_N_per_mm", "b_Ns_per_m", 1.0, 1.0 / MM_PER_M),
-        (path_r, ROTATION_COEFFS, "k_Nm_per_deg", "b_Nms_per_rad", NMM_PER_NM * 180.0 / math.pi,
-         NMM_PER_NM),
+    for path, coeffs, kcol, bcol in (
+        (path_t, TRANSLATION_COEFFS, "k_N_per_mm", "b_Ns_per_m"),
+        (path_r, ROTATION_COEFFS, "k_Nm_per_deg", "b_Nms_per_rad"),
     ):
-        t = _Table(path, ("coefficient", kcol, bcol), strict=strict, collect=True)
+        columns = columns_of(path.name)
+        t = Table(path, ("coefficient", kcol, bcol), strict=strict, collect=True,
+                  columns=columns)
+        kconv, bconv = columns[kcol].to_internal, columns[bcol].to_internal
         found = []
         for i, row in t.rows():
             name = t.key(i, row, "coefficient", coeffs)
             found.append(name)
-            k[name] = t.number(i, row, kcol, positive=True) * kconv
-            b[name] = t.number(i, row, bcol, nonnegative=True) * bconv
+            k[name] = t.number(i, row, kcol) * kconv
+            b[name] = t.number(i, row, bcol) * bconv
             # optional descriptive columns must agree with the coefficient's name
             if name is not None:
                 dof, side = name[2:-1].replace("phi", "phi_"), name[-1]
@@ -507,14 +166,15 @@ _LAW_COLUMNS = {"linear": (), "neutral-zone": ("zone_pos_deg", "zone_neg_deg", "
 ROTATION_DOFS = ("phi_x", "phi_y", "phi_z")
 
 
-def _disc_law_table(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffness:
+def read_disc_law(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffness:
     """The restoring law of the disc's rotations (``disc_law.csv``, optional): one row per
     rotation (phi_x, phi_y, phi_z) with its law (:data:`segment.elements.disc.DISC_LAWS`) and
     the law's parameters in degrees; the cells of other laws' parameters stay empty. A folder
     without the table, or a rotation without a row, keeps eq. (1) (the published model)."""
     if not path.exists():
         return disc
-    t = _Table(path, DISC_LAW_COLUMNS, strict=strict, collect=True)
+    t = Table(path, DISC_LAW_COLUMNS, strict=strict, collect=True,
+              columns=columns_of("disc_law.csv"))
     found = []
     laws = list(disc.law)
     lp = np.array(disc.law_parameters, dtype=float)
@@ -536,8 +196,7 @@ def _disc_law_table(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffn
                     t.error(i, col, f"the {law} law needs {', '.join(wanted)}; got an empty "
                                     "cell")
                     continue
-                values[col] = t.number(i, row, col, positive=col != "zone_pos_deg"
-                                       and col != "zone_neg_deg", nonnegative=True)
+                values[col] = t.number(i, row, col)
             elif row[col]:
                 t.error(i, col, f"not a parameter of the {law} law (it takes "
                                 f"{', '.join(wanted) or 'none'}); leave the cell empty, got "
@@ -547,16 +206,8 @@ def _disc_law_table(path: Path, disc: DiscStiffness, strict: bool) -> DiscStiffn
         k = DOF_NAMES.index(dof)
         laws[k] = law
         lp[k] = 0.0
-        rad = math.pi / 180.0
-        if law == "neutral-zone":
-            lp[k] = (values["zone_pos_deg"] * rad, values["zone_neg_deg"] * rad,
-                     values["zone_ratio"])
-            if values["zone_ratio"] > 1.0:
-                t.error(i, "zone_ratio", f"must be <= 1 (the zone is the compliant part), "
-                                         f"got {values['zone_ratio']:g}")
-        elif law == "fw35":
-            lp[k, :2] = (values["angle_scale_pos_deg"] * rad,
-                         values["angle_scale_neg_deg"] * rad)
+        for slot, col in enumerate(wanted):     # the law's parameters in its own units
+            lp[k, slot] = values[col] * COLUMNS[("disc_law.csv", col)].to_internal
     t.finish()
     return DiscStiffness(disc.k_positive, disc.k_negative, disc.damping, tuple(laws), lp)
 
@@ -571,19 +222,19 @@ def _ligament(name, c5, c6, l0, eps_max, f_max, rel, damping) -> Ligament:
 def _ligaments(path: Path, reference: ReferencePose, strict: bool) -> tuple[Ligament, ...]:
     cols = ("name", "c5_x_mm", "c5_y_mm", "c5_z_mm", "c6_x_mm", "c6_y_mm", "c6_z_mm", "l0_mm",
             "eps_max", "F_max_N", "A_eps_rel", "A_F_rel", "B_eps_rel", "B_F_rel", "b_Ns_per_m")
-    t = _Table(path, cols, strict=strict, collect=True)
+    t = Table(path, cols, strict=strict, collect=True, columns=columns_of(path.name))
+    to_ns_per_mm = COLUMNS[("ligaments.csv", "b_Ns_per_m")].to_internal
     out, found = [], []
     for i, row in t.rows():
         name = t.key(i, row, "name", LIGAMENT_NAMES)
         found.append(name)
         c5 = [t.number(i, row, c) for c in ("c5_x_mm", "c5_y_mm", "c5_z_mm")]
         c6 = [t.number(i, row, c) for c in ("c6_x_mm", "c6_y_mm", "c6_z_mm")]
-        l0 = t.number(i, row, "l0_mm", positive=True)
-        eps_max = t.number(i, row, "eps_max", positive=True)
-        f_max = t.number(i, row, "F_max_N", positive=True)
-        rel = {c: t.number(i, row, c, nonnegative=True)
-               for c in ("A_eps_rel", "A_F_rel", "B_eps_rel", "B_F_rel")}
-        damping = t.number(i, row, "b_Ns_per_m", nonnegative=True) / MM_PER_M
+        l0 = t.number(i, row, "l0_mm")
+        eps_max = t.number(i, row, "eps_max")
+        f_max = t.number(i, row, "F_max_N")
+        rel = {c: t.number(i, row, c) for c in ("A_eps_rel", "A_F_rel", "B_eps_rel", "B_F_rel")}
+        damping = t.number(i, row, "b_Ns_per_m") * to_ns_per_mm
         if not t.ok(i):
             continue
         if not (0 < rel["A_eps_rel"] < rel["B_eps_rel"] < 1.0):
@@ -609,10 +260,23 @@ def _ligaments(path: Path, reference: ReferencePose, strict: bool) -> tuple[Liga
                               f"{dist:.3g} mm of the insertions at the reference pose, outside "
                               f"{lo:g}-{hi:g} x (published rest lengths are 0.97-1.03 x; a "
                               "unit slip in l0 or an insertion in the wrong frame or unit?)")
-        out.append(t.build(i, None, _ligament, name, c5, c6, l0, eps_max, f_max, rel, damping))
+        x = t.build(i, None, _ligament, name, c5, c6, l0, eps_max, f_max, rel, damping)
+        out.append(t.build(i, None, _optional_columns, t, i, row, x, cols))
     t.require_all("name", found, LIGAMENT_NAMES)
     t.finish()
     return tuple(out)
+
+
+def _optional_columns(t: Table, i: int, row: dict, record, required: tuple[str, ...]):
+    """``record`` with the optional columns of its table read: every schema column the file
+    has beyond ``required`` whose row can ``set`` a record (a parameter added to the schema is
+    read with no other change); an empty cell of such a column leaves the record as it is."""
+    for name, col in t.columns.items():
+        if (name in required or not row.get(name, "").strip() or col.set is None
+                or record is None):
+            continue
+        record = col.set(record, t.number(i, row, name) * col.to_internal)
+    return record
 
 
 def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[Ligament, ...]:
@@ -620,20 +284,20 @@ def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[
     Tejszerska and Gzik); a data folder without the table keeps one strip per ligament."""
     if not path.exists():
         return ligaments
-    t = _Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"), strict=strict,
-               collect=True)
+    t = Table(path, ("name", "strips", "width_mm", "axis_x", "axis_y", "axis_z"), strict=strict,
+              collect=True, columns=columns_of(path.name))
     spec, found = {}, []
     for i, row in t.rows():
         name = t.key(i, row, "name", LIGAMENT_NAMES)
         found.append(name)
-        n = t.number(i, row, "strips", positive=True)
+        n = t.number(i, row, "strips")
         # a hard limit (memory and time), not a plausibility: strict=False does not lift it
         if t.ok(i) and not (n == int(n) and n <= MAX_STRIPS):
             t.error(i, "strips", f"expected an integer from 1 to {MAX_STRIPS}, got "
                                  f"{row['strips']!r} (MAX_STRIPS: every strip is a row of the "
                                  "compiled kernels; 100 strips of an 11.2 mm insertion lie "
                                  "0.11 mm apart)")
-        width = t.number(i, row, "width_mm", nonnegative=True)
+        width = t.number(i, row, "width_mm")
         axis = [t.number(i, row, c) for c in ("axis_x", "axis_y", "axis_z")]
         if t.ok(i) and not (np.isfinite(np.linalg.norm(axis)) and any(axis)):
             t.error(i, "'axis_x', 'axis_y', 'axis_z'", f"expected a direction of finite length, "
@@ -649,15 +313,14 @@ def _strips(path: Path, ligaments: tuple[Ligament, ...], strict: bool) -> tuple[
 def _contact_law(path: Path, strict: bool) -> ContactLaw:
     cols = ("k_quadratic_N_per_mm2", "u_transition_mm", "F_transition_N", "k_linear_N_per_mm",
             "b_Ns_per_m")
-    t = _Table(path, cols, strict=strict, collect=True)
+    t = Table(path, cols, strict=strict, collect=True, columns=columns_of(path.name))
     if len(t.records) != 1:
         raise ValueError(f"{t.name}: expected exactly one data row, got {len(t.records)}")
     (i, row), = t.rows()
-    values = {c: t.number(i, row, c, positive=c != "b_Ns_per_m", nonnegative=True)
-              for c in cols}
+    values = {c: t.number(i, row, c) * t.columns[c].to_internal for c in cols}
     law = t.build(i, None, lambda: ContactLaw(
         k_quadratic=values["k_quadratic_N_per_mm2"], u_transition=values["u_transition_mm"],
-        k_linear=values["k_linear_N_per_mm"], damping=values["b_Ns_per_m"] / MM_PER_M))
+        k_linear=values["k_linear_N_per_mm"], damping=values["b_Ns_per_m"]))
     f_t = values["F_transition_N"]
     if law is not None and not math.isclose(f_t, law.force_at_transition, rel_tol=1e-9):
         t.error(i, "F_transition_N", f"the law must be continuous, k_quadratic * "
@@ -669,25 +332,24 @@ def _contact_law(path: Path, strict: bool) -> ContactLaw:
 def _facets(path: Path, reference: ReferencePose, strict: bool) -> tuple[FacetJoint, ...]:
     cols = ("side", "center_x_mm", "center_y_mm", "center_z_mm", "inclination_deg",
             "radius_c6_mm", "radius_c5_mm", "gap_mm", "blend_C")
-    t = _Table(path, cols, strict=strict, collect=True)
+    t = Table(path, cols, strict=strict, collect=True, columns=columns_of(path.name))
     out, found = [], []
     for i, row in t.rows():
         side = t.key(i, row, "side", FACET_SIDES)
         found.append(side)
         center = [t.number(i, row, c) for c in ("center_x_mm", "center_y_mm", "center_z_mm")]
         incl = t.number(i, row, "inclination_deg")
-        if not -90.0 < incl < 90.0:
-            t.error(i, "inclination_deg", f"must lie in (-90, 90), got {incl:g}")
-        radii = [t.number(i, row, c, positive=True) for c in ("radius_c6_mm", "radius_c5_mm")]
-        gap = t.number(i, row, "gap_mm", nonnegative=True)
-        blend = t.number(i, row, "blend_C", nonnegative=True)
+        radii = [t.number(i, row, c) for c in ("radius_c6_mm", "radius_c5_mm")]
+        gap = t.number(i, row, "gap_mm")
+        blend = t.number(i, row, "blend_C")
         if side is not None and t.ok(i) and (center[1] > 0) != (side == "left") and center[1] != 0:
             t.implausible(i, "center_y_mm", f"the {side} facet is centred at y = "
                                             f"{center[1]:g} mm (+y is left)")
-        out.append(t.build(i, None, lambda side=side, center=center, incl=incl, radii=radii,
-                           gap=gap, blend=blend: FacetJoint.at_reference(
+        joint = t.build(i, None, lambda side=side, center=center, incl=incl, radii=radii,
+                        gap=gap, blend=blend: FacetJoint.at_reference(
             side, center_c6=center, inclination_deg=incl, radius_c6=radii[0],
-            radius_c5=radii[1], gap=gap, blend=blend, reference=reference)))
+            radius_c5=radii[1], gap=gap, blend=blend, reference=reference))
+        out.append(t.build(i, None, _optional_columns, t, i, row, joint, cols))
     t.require_all("side", found, FACET_SIDES)
     t.finish()
     return tuple(out)
@@ -695,7 +357,7 @@ def _facets(path: Path, reference: ReferencePose, strict: bool) -> tuple[FacetJo
 
 def _load_cases(path: Path, strict: bool) -> dict[str, Load]:
     cols = ("name", "Fx_N", "Fy_N", "Fz_N", "Mx_Nm", "My_Nm", "Mz_Nm", "description")
-    t = _Table(path, cols, strict=strict, collect=True)
+    t = Table(path, cols, strict=strict, collect=True, columns=columns_of(path.name))
     out: dict[str, Load] = {}
     first: dict[str, int] = {}
     for i, row in t.rows():
@@ -726,8 +388,9 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
     directory : str or path-like, optional
         A folder with the CSV tables of ``data/``.
     strict : bool
-        True (default): a value outside its plausible range (:data:`PLAUSIBLE`, with the
-        reason of each bound) or a cross-column implausibility is an error. False: it is an
+        True (default): a value outside its plausible range (its row in
+        :data:`segment.core.schema.COLUMNS`, with the reason of each bound) or a cross-column
+        implausibility is an error. False: it is an
         :class:`ImplausibleDataWarning` and the value is used, for users who know what they do.
         Malformed numbers, non-finite values, wrong signs and contradicting columns are errors
         either way.
@@ -736,7 +399,7 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
     ------
     ValueError
         Naming the file, the file line and data row, the column and the value; every error of
-        one file (up to :data:`MAX_ERRORS`) in one message.
+        one file (up to :data:`segment.core.tables.MAX_ERRORS`) in one message.
     """
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise TypeError(f"data_dir must be a folder path (str or os.PathLike) or None, got "
@@ -747,11 +410,9 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
     if not d.is_dir():
         raise ValueError(f"{d}: not a folder of parameter tables (expected the CSV files of "
                          f"data/)")
-    files = {name: d / name for name in (
-        "inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
-        "facet_contact_law.csv", "facets.csv", "load_cases.csv")}
+    files = {name: d / name for name in MODEL_TABLES}
     reference, inertia = _inertia(files["inertia.csv"], strict)
-    disc = _disc_law_table(d / "disc_law.csv",
+    disc = read_disc_law(d / "disc_law.csv",
                      _disc(files["disc_translational.csv"], files["disc_rotational.csv"],
                            strict), strict)
     ligaments = _strips(d / "ligament_strips.csv",
@@ -763,3 +424,189 @@ def load_parameters(directory: str | os.PathLike | None = None, *,
                      if (d / name).exists())
     return ModelParameters(reference, disc, ligaments, facets, law, cases, inertia,
                            tuple(files.values()) + optional)
+
+
+# ---------------------------------------------------------------- writing
+VALUE_DIGITS = 6
+"""Significant digits of a value :func:`save_parameters` writes (changed cells only)."""
+SAME_RTOL = 1e-12
+"""A model value and a table cell are the same number within this relative tolerance (the
+units' conversion factors round)."""
+NOT_COPIED = ("states.csv",)
+_ELEMENT_TABLES = ("disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
+                   "facets.csv", "disc_law.csv")
+"""Tables of a data folder that are not parameters: a folder without one uses the packaged
+one (clinical procedures, :mod:`segment.core.states`)."""
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    return [h.strip() for h in rows[0]], rows[1:]
+
+
+def _same(cell: str, value: float) -> bool:
+    try:
+        old = float(cell)
+    except ValueError:
+        return False
+    return abs(old - value) <= SAME_RTOL * max(1.0, abs(old), abs(value))
+
+
+class _Writer:
+    """One table being rewritten: its rows, and the note for rows whose values change."""
+
+    def __init__(self, path: Path, note: str):
+        self.header, self.rows = _read_rows(path)
+        self.col = {h: k for k, h in enumerate(self.header)}
+        self.note = note
+        self.changed = False
+
+    def put(self, row: list[str], column: str, value: float) -> None:
+        """Write ``value`` (CSV units) into ``row``'s cell unless the cell holds it already."""
+        k = self.col.get(column)
+        if k is None or _same(row[k], value):
+            return
+        row[k] = f"{value:.{VALUE_DIGITS}g}"
+        si = self.col["source"]
+        if self.note and not row[si].startswith(self.note):
+            row[si] = f"{self.note}; was: {row[si]}"
+        self.changed = True
+
+    def row(self, key_column: str, key: str) -> list[str] | None:
+        k = self.col.get(key_column)
+        return next((r for r in self.rows if k is not None and r[k] == key), None)
+
+    def text(self) -> str:
+        import io as _io
+
+        buf = _io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.header)
+        w.writerows(self.rows)
+        return buf.getvalue()
+
+
+def _write_elements(w: _Writer, table: str, key_column: str, records, key_of, model) -> None:
+    """Every schema column of ``table`` that can ``get`` a value, for each record's row."""
+    getters = [c for c in columns_of(table).values() if c.get is not None]
+    for record in records:
+        row = w.row(key_column, key_of(record))
+        if row is None:
+            raise ValueError(f"{table}: no row for {key_column} {key_of(record)!r} to write")
+        for col in getters:
+            w.put(row, col.name, col.get(record, model) / col.to_internal)
+
+
+def _write_disc(w: _Writer, table: str, model) -> None:
+    coeffs, kcol, bcol = ((TRANSLATION_COEFFS, "k_N_per_mm", "b_Ns_per_m")
+                          if table == "disc_translational.csv"
+                          else (ROTATION_COEFFS, "k_Nm_per_deg", "b_Nms_per_rad"))
+    offset = 0 if table == "disc_translational.csv" else 3
+    kconv, bconv = COLUMNS[(table, kcol)].to_internal, COLUMNS[(table, bcol)].to_internal
+    for n, coeff in enumerate(coeffs):
+        d, positive = offset + n // 2, n % 2 == 0
+        row = w.row("coefficient", coeff)
+        if row is None:
+            raise ValueError(f"{table}: no row for coefficient {coeff!r} to write")
+        k = model.disc.k_positive[d] if positive else model.disc.k_negative[d]
+        w.put(row, kcol, k / kconv)
+        if positive:                       # the damping of a coordinate is read from its + row
+            w.put(row, bcol, model.disc.damping[d] / bconv)
+
+
+PUBLISHED_LAW_SOURCE = "eq. (1) of DETC2000/MECH-6821 (the published law)"
+
+
+def _write_disc_law(w: _Writer | None, model, note: str) -> _Writer | None:
+    """The rotations' laws (``disc_law.csv``): one row per rotation once the table exists (it
+    is created when a rotation is not on eq. (1))."""
+    laws = {dof: (model.disc.law[DOF_NAMES.index(dof)],
+                  model.disc.law_parameters[DOF_NAMES.index(dof)]) for dof in ROTATION_DOFS}
+    if w is None:
+        if all(law == "linear" for law, _ in laws.values()):
+            return None
+        w = _Writer.__new__(_Writer)
+        w.header, w.rows = [*DISC_LAW_COLUMNS, "source"], []
+        w.col = {h: k for k, h in enumerate(w.header)}
+        w.note, w.changed = note, True
+    for dof, (law, values) in laws.items():
+        row = w.row("dof", dof)
+        if row is None:
+            row = [dof, "linear"] + [""] * (len(w.header) - 3) + [PUBLISHED_LAW_SOURCE]
+            w.rows.append(row)
+            w.changed = True
+        if row[w.col["law"]] != law:
+            row[w.col["law"]] = law
+            si = w.col["source"]
+            row[si] = f"{note}; law {law}; was: {row[si]}" if note else row[si]
+            w.changed = True
+        for slot, col in enumerate(_LAW_COLUMNS[law]):
+            w.put(row, col, values[slot] / COLUMNS[("disc_law.csv", col)].to_internal)
+        for col in DISC_LAW_COLUMNS[2:]:
+            if col not in _LAW_COLUMNS[law] and row[w.col[col]]:
+                row[w.col[col]] = ""
+                w.changed = True
+    w.rows.sort(key=lambda r: ROTATION_DOFS.index(r[w.col["dof"]])
+                if r[w.col["dof"]] in ROTATION_DOFS else len(ROTATION_DOFS))
+    return w
+
+
+def save_parameters(model, folder: str | os.PathLike, *, sources=None, note: str = "",
+                    tables=None) -> list[Path]:
+    """Write the parameter tables of ``model`` into ``folder`` (created): the inverse of
+    :func:`load_parameters` and the one writer of data folders.
+
+    The tables of ``sources`` (a data folder, default the packaged ``data/``) are the starting
+    point. The rows of the elements the model holds (the disc's coefficients and laws, the
+    ligaments, the facets) get the model's values through each column's schema row
+    (:mod:`segment.core.schema`): a cell whose value the model changes is written with
+    :data:`VALUE_DIGITS` significant digits and its row's ``source`` becomes
+    ``"<note>; was: <its source>"``; an unchanged cell keeps its text and its row its source.
+    The other tables (inertia, load cases, the contact law, ligament strips, validity limits,
+    display geometry, parameter space) are copied; :data:`NOT_COPIED` are not. ``tables``
+    ``{file name: text}`` writes whole tables that are not element parameters instead (e.g.
+    a population member's validity limits).
+    ``load_parameters(folder)`` then gives the model's values to the digits written.
+
+    Returns the files written.
+    """
+    src = data_dir() if sources is None else Path(sources)
+    out = Path(folder)
+    if not src.is_dir():
+        raise ValueError(f"{src}: not a folder of parameter tables (the sources to write from)")
+    if out.resolve() == src.resolve():
+        raise ValueError(f"{out}: the folder to write is the sources' folder; write elsewhere")
+    out.mkdir(parents=True, exist_ok=True)
+    texts: dict[str, str] = {}
+    for path in sorted(src.glob("*.csv")):
+        if path.name in NOT_COPIED:
+            continue
+        name = path.name
+        if name in _ELEMENT_TABLES:
+            w = _Writer(path, note)
+            if name == "ligaments.csv":
+                _write_elements(w, name, "name", model.ligaments, lambda x: x.name, model)
+            elif name == "facets.csv":
+                _write_elements(w, name, "side", model.facets, lambda f: f.side, model)
+            elif name == "disc_law.csv":
+                _write_disc_law(w, model, note)
+            else:
+                _write_disc(w, name, model)
+            texts[name] = w.text() if w.changed else path.read_text(encoding="utf-8")
+        else:
+            texts[name] = path.read_text(encoding="utf-8")
+    if "disc_law.csv" not in texts:
+        w = _write_disc_law(None, model, note)
+        if w is not None:
+            texts["disc_law.csv"] = w.text()
+    for name, text in (tables or {}).items():
+        if name in _ELEMENT_TABLES:
+            raise ValueError(f"{name} holds element parameters: save_parameters writes it "
+                             "from the model")
+        texts[name] = text
+    written = []
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return written

@@ -78,7 +78,8 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import LIGAMENT_NAMES, _Table, data_dir
+from segment.core.io import LIGAMENT_NAMES, data_dir
+from segment.core.tables import Table
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import FacetJoint, rows_in_frame
 from segment.elements.facet_face import FacetFace
@@ -192,7 +193,7 @@ def load_states(path=None, *, strict: bool = True) -> dict[str, ClinicalState]:
     parameter tables (:mod:`segment.io`).
     """
     path = states_file() if path is None else Path(path)
-    t = _Table(path, ("state", "operation", "target", "value", "unit"), strict=strict,
+    t = Table(path, ("state", "operation", "target", "value", "unit"), strict=strict,
                collect=True, what="states")
     seen: dict[tuple[str, str, str], int] = {}
     rows: dict[str, list[tuple[int, str, str, float]]] = {}

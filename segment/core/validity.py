@@ -36,7 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import _Table, data_dir
+from segment.core.io import data_dir
+from segment.core.schema import columns_of
+from segment.core.tables import Table
 from segment.elements.disc import DOF_NAMES
 
 __all__ = ["BEYOND_LIMIT", "NO_TAUT_LIGAMENT", "DisplacementBound", "ValidityLimits",
@@ -155,8 +157,9 @@ def load_validity_limits(directory: str | os.PathLike | None = None, *,
         Naming the file, line and row, column and value (every error of the file at once).
     """
     d = data_dir() if directory is None else Path(directory)
-    t = _Table(d / FILE_NAME, ("coordinate", "direction", "case", "limit_mm", "limit_deg"),
-               strict=strict, collect=True, what="validity limits")
+    t = Table(d / FILE_NAME, ("coordinate", "direction", "case", "limit_mm", "limit_deg"),
+              strict=strict, collect=True, what="validity limits",
+              columns=columns_of(FILE_NAME))
     out, found = [], []
     for i, row in t.rows():
         coord = t.key(i, row, "coordinate", DOF_NAMES)
@@ -167,7 +170,7 @@ def load_validity_limits(directory: str | os.PathLike | None = None, *,
         if coord is not None and row[other] != "":
             t.error(i, other, f"must be empty for {coord} (its bound is in {want}), got "
                               f"{row[other]!r}")
-        value = t.number(i, row, want, positive=True) if coord is not None else math.nan
+        value = t.number(i, row, want) if coord is not None else math.nan
         if t.ok(i):
             out.append(DisplacementBound(
                 coord, 1 if direction == "+" else -1, row["case"],

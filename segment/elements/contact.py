@@ -54,11 +54,11 @@ What we compute (decisions where the papers leave room)
    measures are zero at first touch) and keep the force continuous across the cases.
    Where the faces slide apart sideways, the paper's lateral measure comes back as a cap on
    the depth (item 9).
-5. *Flat contact point M* lies on the centre line at ``L = (|e| + r1 - r2)/2`` from C1 (|e|: the
+5. *Flat contact point M* lies on the centre line at ``L = (|e| + r1 - r2)/2`` from C1 (``|e|``: the
    distance of the unfolded centres; the paper's c), at C1 when disc 1 lies within disc 2 and at
    C2 when disc 2 lies within disc 1 (paper, section 1.2).
 6. *Blending* (section 1.3): the virtual contact point is ``P' = M + (1 - exp(-C sin alpha))
-   (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with r0 = |MP|; the penetration is
+   (P - M)``, i.e. ``r = r0 (1 - exp(-C sin alpha))`` with ``r0 = |MP|``; the penetration is
    ``u(P')``. Parallel discs thus contact at M, steep ones at P; no state is tracked.
 7. *Point of application*: the middle of the depth segment at P' (from the face-1 point to
    the face-2 point beside it along m: the paper's d/2 convention). C6 receives the opposite
@@ -98,14 +98,14 @@ What we compute (decisions where the papers leave room)
    ``smoothstep(cos(alpha) / 0.25)``, so the force fades out between alpha = 75.5 and 90 deg
    instead of ending at 90 deg, beyond which the contact reports ``not-facing``.
 10. *Where the penetration is measured* once the point is blended: the papers blend the
-   point but do not say where the depth is taken. Default: at P' (``penetration_at=
-   "virtual"``, the depth where the force acts). Option ``"edge"``: at the edge point P (the
-   deepest point, the paper's edge-face d), the force still acting at P'. Effect on the nine
-   cases (main displacement from the unloaded equilibrium, "edge" against "virtual"): AS
-   +4.4 %, PS -3.6 % (through the unloaded pose), LS -0.02 %, TNS +4.8 %, CMP +0.7 %, LB
-   -3.3 %, FLX -0.9 %, EXT -5.0 %, AR -0.9 %: "edge" makes the depth of tilted faces grow like
-   r |sin(alpha)| (a kink at parallel faces, where the blended depth is smooth) and so
-   stiffens the almost-flat facets.
+    point but do not say where the depth is taken. Default: at P' (``penetration_at=
+    "virtual"``, the depth where the force acts). Option ``"edge"``: at the edge point P (the
+    deepest point, the paper's edge-face d), the force still acting at P'. Effect on the nine
+    cases (main displacement from the unloaded equilibrium, "edge" against "virtual"): AS
+    +4.4 %, PS -3.6 % (through the unloaded pose), LS -0.02 %, TNS +4.8 %, CMP +0.7 %, LB
+    -3.3 %, FLX -0.9 %, EXT -5.0 %, AR -0.9 %: "edge" makes the depth of tilted faces grow like
+    ``r |sin(alpha)|`` (a kink at parallel faces, where the blended depth is smooth) and so
+    stiffens the almost-flat facets.
 """
 
 from __future__ import annotations
@@ -162,10 +162,10 @@ class ContactResult:
         point when apart and overlapping in projection).
     direction : ndarray, shape (3,)
         Unit vector along which the contact force pushes disc 1: the bisector
-        (n2 - n1)/|n2 - n1| of the face normals (decision 7 of the module docstring); n2 when
+        ``(n2 - n1)/|n2 - n1|`` of the face normals (decision 7 of the module docstring); n2 when
         the faces do not face each other or their projections do not overlap (no force then).
         The line of action of item 8: n2 when the edge of disc 1 rests on face 2, -n1 in the
-        mirror case, the bisector (n2 - n1)/|n2 - n1| in edge-edge contact and turning
+        mirror case, the bisector ``(n2 - n1)/|n2 - n1|`` in edge-edge contact and turning
         continuously between them.
     regime : str
         One of ``apart``, ``not-facing``, ``flat``, ``almost-flat``, ``edge-face-1`` (edge of

@@ -77,7 +77,7 @@ DISC_LAW_PARAMETERS = {"linear": (), "neutral-zone": ("zone_pos", "zone_neg", "r
 DISC_LAW_WIDTH = 4
 """Packed row of one coordinate: law code, then three parameter slots."""
 FW35_X_CAP = 1.3
-"""|q / (2 s)| beyond which the fw35 law continues linearly (module docstring) [rad]."""
+"""``|q / (2 s)|`` beyond which the fw35 law continues linearly (module docstring) [rad]."""
 
 
 def _law_code(name: str) -> int:
@@ -100,7 +100,7 @@ class DiscStiffness:
         another law. Zero is allowed for a device that takes over a coordinate (the disc
         prosthesis of :mod:`segment.core.states` restrains translation at its centre of
         rotation instead, :mod:`segment.elements.restraint`); the data tables still require
-        > 0 (:data:`segment.io.PLAUSIBLE`).
+        > 0 (:data:`segment.core.schema.COLUMNS`).
     damping : array_like, shape (6,)
         Damping [N s/mm; N mm s/rad]. Used by dynamics only.
     law : sequence of str, shape (6,)

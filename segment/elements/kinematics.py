@@ -238,7 +238,7 @@ def generalized_force(q, reference: ReferencePose, *, point_c6=None, force_c6=No
 
 
 def cardan_xyz(R: np.ndarray) -> np.ndarray:
-    """Angles (a, b, c) [rad] with ``R = Rx(a) @ Ry(b) @ Rz(c)`` (|b| < 90 deg)."""
+    """Angles (a, b, c) [rad] with ``R = Rx(a) @ Ry(b) @ Rz(c)`` (``|b| < 90 deg``)."""
     b = np.arcsin(np.clip(R[0, 2], -1.0, 1.0))
     a = np.arctan2(-R[1, 2], R[2, 2])
     c = np.arctan2(-R[0, 1], R[0, 0])

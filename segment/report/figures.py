@@ -300,7 +300,7 @@ def fig_tornado(sens: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
 
 def fig_sensitivity_overview(sens: pd.DataFrame, sobol, cases: Mapping[str, Load]
                              ) -> plt.Figure:
-    """One-at-a-time (largest |change| of the tornado, %) next to the Sobol total indices,
+    """One-at-a-time (largest ``|change|`` of the tornado, %) next to the Sobol total indices,
     parameters x cases, same rows."""
     from segment.studies.sobol import fig_sobol
 

@@ -21,7 +21,7 @@ solve warm-started from the last equilibrium (:mod:`segment.core.newton`):
 
 The curves of Table 3 rise strictly from A to C, so the strain criterion is the force
 criterion of the paper. When an increment ends with g >= 1, the scale s* at which g(s*) = 1 is
-found on the equilibrium path by the Illinois variant of regula falsi (|g - 1| <= 1e-9; each
+found on the equilibrium path by the Illinois variant of regula falsi (``|g - 1| <= 1e-9``; each
 trial a warm-started Newton solve); the equilibrium at s* is recorded (event ``F_max``), the
 strip with the largest g breaks and the segment is solved again at the same load (event
 ``ruptured``; if Newton from the last equilibrium fails, the broken strip's force is taken

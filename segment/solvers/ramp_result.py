@@ -46,7 +46,7 @@ class RampLimit:
         Row of :attr:`RampResult.frame` where it fired.
     reached_by : str
         ``"load increment"`` (the displacement reached the bound on the equilibrium path,
-        located to |h - 1| <= 1e-9) or ``"rupture of X"`` (the jump at constant load after X
+        located to ``|h - 1| <= 1e-9``) or ``"rupture of X"`` (the jump at constant load after X
         broke carried it past the bound, or left no ligament taut).
     bound : DisplacementBound or None
         The bound of rule 1 (None for rule 2).

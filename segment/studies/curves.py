@@ -50,7 +50,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import _Table, data_dir
+from segment.core.io import data_dir
+from segment.core.tables import Table
 
 __all__ = ["LOAD_COLUMNS", "MODES", "RESPONSE_COLUMNS", "Curve", "CurveSet", "compare",
            "default_curves_path", "load_curves", "mode_load", "model_curve"]
@@ -242,7 +243,7 @@ def load_curves(path=None) -> CurveSet:
     if isinstance(path, CurveSet):
         return path
     path = default_curves_path() if path is None else Path(path)
-    t = _Table(path, ("specimen", "mode", "ignore"), collect=True, what="curves")
+    t = Table(path, ("specimen", "mode", "ignore"), collect=True, what="curves")
     header = list(t.records[0]) if t.records else []
     load_cols = [c for c in header if c in LOAD_COLUMNS]
     resp_cols = [c for c in header if c in RESPONSE_COLUMNS]

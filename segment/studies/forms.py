@@ -28,7 +28,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from segment.core.io import _disc_law_table, _Table, data_dir
+from segment.core.io import data_dir, read_disc_law
+from segment.core.tables import Table
 from segment.studies.space import ParameterSpace
 
 __all__ = ["DEFAULT_FORM", "FORM_COLUMNS", "Form", "form_names", "forms_path", "load_form"]
@@ -66,7 +67,7 @@ class Form:
         itself when the form has no law."""
         if self.disc_law_path is None:
             return base
-        return base.replace(disc=_disc_law_table(self.disc_law_path, base.disc, True))
+        return base.replace(disc=read_disc_law(self.disc_law_path, base.disc, True))
 
     def files(self) -> tuple[Path, ...]:
         """The form's data files (space, disc law)."""
@@ -80,7 +81,7 @@ class Form:
 
 @functools.lru_cache(maxsize=4)
 def _registry(path: str) -> dict[str, tuple[str, str, str, str]]:
-    t = _Table(Path(path), FORM_COLUMNS, collect=True, what="forms")
+    t = Table(Path(path), FORM_COLUMNS, collect=True, what="forms")
     out: dict[str, tuple[str, str, str, str]] = {}
     base = Path(path).parent.parent          # data/
     for i, row in t.rows():

@@ -9,7 +9,10 @@ solving the set's ten equilibria. This module gives the same derivatives from a 
 each parameter does to which packed entry, read once from the space and the model) in one
 parallel numba kernel.
 
-What ``pack`` does, and so what the plan holds (``tangent.pack`` layout):
+Both :func:`pack_sets` (numpy, complex-safe: the reference) and the plan come from one list
+per packed entry of the factors the parameters' laws put on it
+(:meth:`segment.core.laws.Law.ops`); this module knows no field by name. What the laws do
+(``tangent.pack`` layout):
 
 * disc stiffness and ligament force axes are *multiplied*: an entry ends as
   ``b * prod_k p_jk`` over the parameters ``jk`` that act on it (``b`` the model's value), so
@@ -37,59 +40,115 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES
+from segment.core.laws import GLOB, MULTIPLY
+from segment.core.schema import field as schema_field
+from segment.elements.facet import c6_normals, rows_in_frame
 from segment.elements.tangent import (
     F_BLEND,
     F_C1,
+    F_C2,
     F_N1,
     F_N2,
     F_R1,
     F_R2,
-    G_DISC,
-    G_K_NEG,
-    G_K_POS,
-    L_F,
-    L_L0,
 )
 from segment.jit import njit, prange
 from segment.solvers.batch import launch
 
-__all__ = ["DISC_LAW_FIELDS", "PackPlan", "complex_step_reference", "disc_law_slot",
-           "ligament_rows", "pack_plan"]
+__all__ = ["FACET_FIELDS", "PackPlan", "complex_step_reference", "pack_plan", "pack_sets"]
 
 COMPLEX_STEP = 1e-30
 """Imaginary step of :func:`complex_step_reference` (exact to rounding for any tiny step)."""
 
-FACET_FIELDS = ("inclination_deg", "gap_mm", "radius_mm", "blend_C")
-"""Columns of :attr:`PackPlan.facet_source` (the space's facet fields)."""
-DISC_LAW_FIELDS = ("zone_pos_deg", "zone_neg_deg", "zone_ratio", "angle_scale_pos_deg",
-                   "angle_scale_neg_deg")
-"""Parameter-space fields that set a parameter of a disc coordinate's law."""
-_LAW_SLOT = {"zone_pos_deg": ("neutral-zone", 1, math.pi / 180.0),
-             "zone_neg_deg": ("neutral-zone", 2, math.pi / 180.0),
-             "zone_ratio": ("neutral-zone", 3, 1.0),
-             "angle_scale_pos_deg": ("fw35", 1, math.pi / 180.0),
-             "angle_scale_neg_deg": ("fw35", 2, math.pi / 180.0)}
-MULTIPLY, RECIPROCAL = 0, 1
-"""Kinds of factor in :class:`PackPlan`: ``c p`` and ``c / (1 + p)``."""
+FACET_FIELDS = ("inclination_deg", "gap", "radius", "blend")
+"""Columns of :attr:`PackPlan.facet_source`: the facet geometry a parameter can set
+(:attr:`segment.core.laws.FacetGeometry.field`; ``radius`` sets both faces)."""
 
 
-def disc_law_slot(model, dof: str, field: str) -> tuple[int, float]:
-    """Index into the packed ``glob`` of the law parameter ``field`` of disc coordinate
-    ``dof``, and the factor from the field's unit to the law's (rad per deg, or 1).
+@dataclass(frozen=True)
+class _Entries:
+    """The factors on each packed entry (flat index into ``glob`` then ``lig``), in the
+    parameters' order, with ``unit_base`` entries (base 1) and the parameter that sets each
+    facet's geometry field (-1: none)."""
 
-    Raises
-    ------
-    ValueError
-        When the model's coordinate is not on the law the field belongs to.
-    """
-    law, slot, factor = _LAW_SLOT[field]
-    d = DOF_NAMES.index(dof)
-    if model.disc.law[d] != law:
-        raise ValueError(f"parameter field {field} needs the {law} law on disc {dof}, but the "
-                         f"model has {model.disc.law[d]!r} there (disc_law.csv of its data "
-                         "folder, or DiscStiffness.with_law)")
-    return G_DISC + DISC_LAW_WIDTH * d + slot, factor
+    ops: dict
+    unit_base: frozenset
+    facet_source: np.ndarray
+
+
+def _entries(space, model) -> _Entries:
+    glob0, lig0 = model._packed[:2]
+    n_glob, n_col = glob0.size, lig0.shape[1]
+    sides = [f.side for f in model.facets]
+    ops: dict[int, list[tuple[int, float, int, float]]] = {}
+    unit_base = set()
+    facet_source = np.full((len(sides), len(FACET_FIELDS)), -1, dtype=np.int64)
+    for j, (targets, name) in enumerate(zip(space.targets, space.fields, strict=True)):
+        for kind, key in targets:
+            law = schema_field(kind, name).law
+            if not law.present(model, key):
+                continue          # the model has no such element: the parameter does nothing
+            if law.facet_field is not None:                  # the last one wins
+                facet_source[sides.index(key), FACET_FIELDS.index(law.facet_field)] = j
+                continue
+            for op in law.ops(model, key):
+                flat = (op.index[0] if op.array == GLOB
+                        else n_glob + op.index[0] * n_col + op.index[1])
+                if op.sets:                                  # the last one wins
+                    ops[flat] = [(j, op.c, op.kind, op.divisor)]
+                else:
+                    ops.setdefault(flat, []).append((j, op.c, op.kind, op.divisor))
+                if op.unit_base:
+                    unit_base.add(flat)
+    return _Entries(ops, frozenset(unit_base), facet_source)
+
+
+def pack_sets(space, model, P):
+    """M parameter sets (M, D; real or complex) written into ``model``'s packed arrays:
+    ``glob (M, 52), lig (M, n, 13), fac (M, m, 16)`` (what
+    :meth:`segment.studies.space.ParameterSpace.pack` returns; the caller checks ``P``)."""
+    dtype = complex if np.iscomplexobj(P) else float
+    glob0, lig0, fac0 = model._packed[:3]
+    m_sets = P.shape[0]
+    e = _entries(space, model)
+    flat = np.repeat(np.concatenate([glob0.ravel(), lig0.ravel()])[None].astype(dtype),
+                     m_sets, axis=0)
+    for entry, factors in e.ops.items():
+        v = np.ones(m_sets, dtype=dtype) if entry in e.unit_base else flat[:, entry]
+        for j, c, kind, d in factors:
+            v = v * ((c * P[:, j]) / d) if kind == MULTIPLY else v * ((c / (1.0 + P[:, j])) / d)
+        flat[:, entry] = v
+    glob = flat[:, :glob0.size].reshape(m_sets, *glob0.shape)
+    lig = flat[:, glob0.size:].reshape(m_sets, *lig0.shape)
+    fac = np.repeat(fac0[None].astype(dtype), m_sets, axis=0)
+    ref = model.reference
+    R0, s0 = ref.R0, ref.s0
+    for i, f in enumerate(model.facets):
+        source = e.facet_source[i]
+        if (source < 0).all():
+            continue
+        g = f.geometry(ref)
+        g = {k: (np.full(m_sets, v, dtype=dtype) if np.ndim(v) == 0 else v)
+             for k, v in g.items()}
+        for k, name in enumerate(FACET_FIELDS):
+            if source[k] >= 0:
+                values = P[:, source[k]].astype(dtype)
+                if name == "radius":
+                    g["radius_c6"] = g["radius_c5"] = values
+                else:
+                    g[name] = values
+        # FacetJoint.at_reference, vectorised (and complex-safe)
+        n2 = c6_normals(g["inclination_deg"])
+        c2 = np.broadcast_to(np.asarray(g["center_c6"], dtype=float), n2.shape)
+        c1_c6 = c2 + g["gap"][:, None] * n2
+        fac[:, i, F_C1:F_C1 + 3] = rows_in_frame(R0, c1_c6 - s0)   # R0^T (c1 - s0)
+        fac[:, i, F_N1:F_N1 + 3] = rows_in_frame(R0, -n2)
+        fac[:, i, F_R1] = g["radius_c5"]
+        fac[:, i, F_C2:F_C2 + 3] = c2
+        fac[:, i, F_N2:F_N2 + 3] = n2
+        fac[:, i, F_R2] = g["radius_c6"]
+        fac[:, i, F_BLEND] = g["blend"]
+    return glob, lig, fac
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,31 +217,6 @@ class PackPlan:
         return dglob, dlig, dfac
 
 
-_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def ligament_rows(model) -> dict[str, np.ndarray]:
-    """Rows of the packed ``lig`` array that belong to each ligament of ``model``.
-
-    Found by probing, not assumed: each ligament's rest length is changed in turn and the
-    rows whose ``l0`` column changes are its rows. So a packing that expands a ligament into
-    several rows (strips) maps every strip to its ligament without this module knowing how.
-    """
-    try:
-        return _ROWS[model]
-    except KeyError:
-        pass
-    base = model._packed[1][:, L_L0]
-    out = {}
-    for k, x in enumerate(model.ligaments):
-        ligs = list(model.ligaments)
-        ligs[k] = x.with_rest_length(x.l0 * 1.5)
-        probe = model.replace(ligaments=tuple(ligs))._packed[1][:, L_L0]
-        out[x.name] = np.flatnonzero(probe != base)
-    _ROWS[model] = out
-    return out
-
-
 def complex_step_reference(space, model, P):
     """The same derivatives as :meth:`PackPlan.derivative` by the complex step through the
     numpy :meth:`~segment.space.ParameterSpace.pack` (one complex pack of all sets per
@@ -217,54 +251,20 @@ def pack_plan(space, model) -> PackPlan:
 def _build(space, model) -> PackPlan:
     glob0, lig0, fac0 = model._packed[:3]
     n_glob = glob0.size
-    rows = ligament_rows(model)
-    l0_model = {x.name: x.l0 for x in model.ligaments}
-    l_ref = {x.name: x.reference_length(model.reference) for x in model.ligaments}
+    plan_entries = _entries(space, model)
+    ops, facet_source = plan_entries.ops, plan_entries.facet_source
     sides = [f.side for f in model.facets]
-    # entry -> [(j, c, kind)], in pack's order
-    ops: dict[int, list[tuple[int, float, int]]] = {}
-    unit_base: set[int] = set()        # set entries c p (a law parameter): base 1
-    facet_source = np.full((len(sides), len(FACET_FIELDS)), -1, dtype=np.int64)
-    for j, (targets, field) in enumerate(zip(space.targets, space.fields, strict=True)):
-        for kind, key in targets:
-            if kind == "disc":
-                d = DOF_NAMES.index(key)
-                if field in DISC_LAW_FIELDS:              # set: the last one wins
-                    index, factor = disc_law_slot(model, key, field)
-                    ops[index] = [(j, factor, MULTIPLY)]
-                    unit_base.add(index)
-                    continue
-                cols = {"stiffness_scale_pos": (G_K_POS + d,),
-                        "stiffness_scale_neg": (G_K_NEG + d,)}.get(field,
-                                                                   (G_K_POS + d, G_K_NEG + d))
-                for col in cols:
-                    ops.setdefault(col, []).append((j, 1.0, MULTIPLY))
-            elif kind == "ligament":
-                r = rows.get(key)
-                if r is None:
-                    continue        # the model has no such ligament: the parameter does nothing
-                for row in r:
-                    base = n_glob + int(row) * lig0.shape[1]
-                    if field == "l0_mm":                 # set: the last one wins
-                        ops[base + L_L0] = [(j, 1.0 / l0_model[key], MULTIPLY)]
-                    elif field == "ref_strain":          # set: l0 = l_ref / (1 + p)
-                        ops[base + L_L0] = [(j, l_ref[key] / l0_model[key], RECIPROCAL)]
-                    else:                                # force axis: multiplied
-                        for col in range(L_F, L_F + 3):
-                            ops.setdefault(base + col, []).append((j, 1.0, MULTIPLY))
-            elif key in sides:
-                facet_source[sides.index(key), FACET_FIELDS.index(field)] = j   # last one wins
     entries = sorted(ops)
     start = np.zeros(len(entries) + 1, dtype=np.int64)
     op_j, op_c, op_kind = [], [], []
     for e, entry in enumerate(entries):
-        for j, c, k in ops[entry]:
+        for j, c, k, d in ops[entry]:
             op_j.append(j)
-            op_c.append(c)
+            op_c.append(c / d)
             op_kind.append(k)
         start[e + 1] = len(op_j)
     flat0 = np.concatenate([glob0.ravel(), lig0.ravel()])
-    flat0[sorted(unit_base)] = 1.0
+    flat0[sorted(plan_entries.unit_base)] = 1.0
     ref = model.reference
     geometry = [f.geometry(ref) for f in model.facets]
     facet_base = np.array([[g["inclination_deg"], g["gap"]] for g in geometry],
@@ -272,7 +272,7 @@ def _build(space, model) -> PackPlan:
     d = space.dim
     moved_flat = np.zeros((d, flat0.size), dtype=bool)
     for entry in entries:
-        for j, _, _ in ops[entry]:
+        for j, *_ in ops[entry]:
             moved_flat[j, entry] = True
     moved_fac = np.zeros((d, *fac0.shape), dtype=bool)
     columns = (list(range(F_C1, F_C1 + 3)) + list(range(F_N1, F_N1 + 3))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from segment.core.io import _Table
+from segment.core.tables import Table
 
 __all__ = ["DISPLACEMENT_COLUMNS", "ReferenceData", "format_reference", "load_reference",
            "read_bibliography", "reference_dir"]
@@ -48,13 +48,13 @@ def reference_dir() -> Path:
         raise
 
 
-def _optional(t: _Table, i: int, row: dict, col: str, **checks) -> float:
+def _optional(t: Table, i: int, row: dict, col: str, **checks) -> float:
     return math.nan if row[col] == "" else t.number(i, row, col, **checks)
 
 
 def _read(path: Path, key_cols: tuple[str, ...], num_cols: tuple[str, ...],
           text_cols: tuple[str, ...] = (), *, positive=False, moroney_cases=True) -> pd.DataFrame:
-    t = _Table(path, (*key_cols, *num_cols, *text_cols, "note"))
+    t = Table(path, (*key_cols, *num_cols, *text_cols, "note"))
     rows = []
     for i, row in t.rows():
         rec = {}

@@ -40,7 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import _read_text, data_dir, parse_number
+from segment.core.io import data_dir
+from segment.core.tables import parse_number, read_text
 
 __all__ = ["DIRECTIONS", "STEPS_PER_DIRECTION", "SpecimenData", "default_failure_path",
            "default_raw_path", "load_specimens"]
@@ -81,7 +82,7 @@ class _Records:
 
     def __init__(self, path: Path, required: tuple[str, ...]):
         self.path = Path(path)
-        text = _read_text(self.path, "specimen records")
+        text = read_text(self.path, "specimen records")
         body = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
                 if line.strip() and not line.lstrip().startswith("#")]
         if not body:

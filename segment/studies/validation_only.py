@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import _Table, data_dir
+from segment.core.io import data_dir
+from segment.core.tables import Table
 
 VOO_MOMENTS_NM = (3.8, 5.0, 6.9)
 """Flexion moments [N m] spanning the peak moments of Voo, Pintar, Yoganandan & Liu 1998
@@ -94,7 +95,7 @@ def icr_offset(centre_c6, reference_c6, *, axes_deg: float = 0.0) -> np.ndarray:
     ``axes_deg`` turns the comparison axes against ours about +y (a rotation of the anterior
     axis towards superior for a negative angle, as Ry): the offset is ``R(axes)^T (c - r)``.
     A 1 mm shift of the reference point shifts the offset by exactly -1 mm; a 1 deg turn of
-    the axes moves it by |c - r| pi / 180.
+    the axes moves it by ``|c - r| pi / 180``.
     """
     d = np.asarray(centre_c6, dtype=float) - np.asarray(reference_c6, dtype=float)
     t = math.radians(axes_deg)
@@ -106,7 +107,7 @@ def c6_reference_points(path=None) -> dict[str, np.ndarray]:
     """The candidate reference points :data:`ICR_REFERENCE_POINTS`, (x, z) [mm, C6 frame],
     from the C6 body row of ``vertebra_geometry.csv`` (default: the packaged one)."""
     path = data_dir() / "vertebra_geometry.csv" if path is None else Path(path)
-    t = _Table(path, ("vertebra", "part", "x1_mm", "z1_mm", "a1_mm"), what="geometry")
+    t = Table(path, ("vertebra", "part", "x1_mm", "z1_mm", "a1_mm"), what="geometry")
     for i, row in t.rows():
         if row["vertebra"] == "C6" and row["part"] == "body":
             x1, z1 = t.number(i, row, "x1_mm"), t.number(i, row, "z1_mm")

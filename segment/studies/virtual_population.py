@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import io
 import math
 import platform
 import shutil
@@ -39,8 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import ROTATION_DOFS, data_dir
-from segment.elements.disc import DOF_NAMES
+from segment.core.io import data_dir
 from segment.studies.calibration.hierarchical import (
     CONFIGS,
     NEW_LAB,
@@ -80,12 +80,6 @@ ramp breaks first is an index-order choice, not a prediction."""
 RAMP_TO_NM = 40.0
 """Largest moment of the failure ramps [N m] (the failure tests peaked at 12-34 N m)."""
 RAMP_STEPS = 80
-_NM_PER_DEG = 1000.0 * 180.0 / math.pi
-_COEFF = {"x": ("k_x+", "k_x-"), "y": ("k_y+", "k_y-"), "z": ("k_z+", "k_z-"),
-          "phi_x": ("k_phix+", "k_phix-"), "phi_y": ("k_phiy+", "k_phiy-"),
-          "phi_z": ("k_phiz+", "k_phiz-")}
-
-
 def _g(v: float) -> str:
     return f"{float(v):.{DIGITS}g}"
 
@@ -360,95 +354,25 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
     return pd.DataFrame(out)
 
 
-def _read_rows(path: Path):
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    return rows[0], rows[1:]
-
-
 def write_members(models, base, out, *, note: str, limits: pd.DataFrame,
                   source_dir=None) -> list[Path]:
-    """One data folder per model at ``out/member_NNN/``: the tables of ``source_dir`` (the
-    packaged ``data/`` by default) with each model's values (disc stiffness, disc law, ligament
-    rest lengths and force axes, facet gaps), the validity limits ``limits``; each changed
-    row's source says so (``note``) and keeps the original after "was:". To be replaced by
-    ``save_parameters(model, folder)`` once main has it (issue 29)."""
+    """One data folder per model at ``out/member_NNN/``
+    (:func:`segment.core.io.save_parameters`: the tables of ``source_dir``, the packaged
+    ``data/`` by default, with each model's values; each changed row's source says so,
+    ``note``, and keeps the original after "was:"), with the validity limits ``limits``."""
+    from segment.core.io import save_parameters
+
     src = data_dir() if source_dir is None else Path(source_dir)
-    out = Path(out)
-    names = sorted(p.name for p in src.glob("*.csv"))
-    originals = {n: _read_rows(src / n) for n in names}
-    lim_rows = _limits_rows(src, limits)
+    header, rows = _limits_rows(src, limits)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
     written = []
     for i, cal in enumerate(models):
-        folder = out / f"member_{i + 1:03d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        tables = {n: (h, [list(r) for r in rows]) for n, (h, rows) in originals.items()}
-        tables["validity_limits.csv"] = (lim_rows[0], [list(r) for r in lim_rows[1]])
-        _fill(tables, cal, base, note)
-        for fname, (header, rows) in tables.items():
-            path = folder / fname
-            with open(path, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh, lineterminator="\n")
-                w.writerow(header)
-                w.writerows(rows)
-            written.append(path)
+        written += save_parameters(cal, Path(out) / f"member_{i + 1:03d}", sources=src,
+                                   note=note, tables={"validity_limits.csv": buf.getvalue()})
     return written
-
-
-def _fill(tables, cal, base, note) -> None:
-    def setcell(fname, key_col, key, col, value):
-        header, rows = tables[fname]
-        ki, ci, si = header.index(key_col), header.index(col), header.index("source")
-        for row in rows:
-            if row[ki] == key:
-                row[ci] = _g(value)
-                if not row[si].startswith("population member"):
-                    row[si] = f"{note}; was: {row[si]}"
-                return
-        raise ValueError(f"{fname}: no row {key!r}")
-
-    for d, dof in enumerate(DOF_NAMES):
-        fname, col, unit = (("disc_translational.csv", "k_N_per_mm", 1.0) if d < 3 else
-                            ("disc_rotational.csv", "k_Nm_per_deg", _NM_PER_DEG))
-        for c, new, old in ((0, cal.disc.k_positive[d], base.disc.k_positive[d]),
-                            (1, cal.disc.k_negative[d], base.disc.k_negative[d])):
-            if new != old:
-                setcell(fname, "coefficient", _COEFF[dof][c], col, new / unit)
-    base_ligs = {x.name: x for x in base.ligaments}
-    for x in cal.ligaments:
-        b = base_ligs[x.name]
-        if x.l0 != b.l0:
-            setcell("ligaments.csv", "name", x.name, "l0_mm", x.l0)
-        if x.curve.force[2] != b.curve.force[2]:
-            setcell("ligaments.csv", "name", x.name, "F_max_N", x.curve.force[2])
-    ref = base.reference
-    base_fac = {f.side: f.geometry(ref) for f in base.facets}
-    for f in cal.facets:
-        g, b = f.geometry(ref), base_fac[f.side]
-        for key, col in (("gap", "gap_mm"), ("inclination_deg", "inclination_deg"),
-                         ("radius_c6", "radius_c6_mm"), ("radius_c5", "radius_c5_mm"),
-                         ("blend", "blend_C")):
-            if not np.isclose(g[key], b[key], rtol=1e-12, atol=1e-12):
-                setcell("facets.csv", "side", f.side, col, float(g[key]))
-    from segment.core.io import DISC_LAW_COLUMNS
-
-    header = [*DISC_LAW_COLUMNS, "source"]
-    rows = []
-    deg = 180.0 / math.pi
-    for dof in ROTATION_DOFS:
-        d = DOF_NAMES.index(dof)
-        law, lp = cal.disc.law[d], cal.disc.law_parameters[d]
-        cells = {c: "" for c in DISC_LAW_COLUMNS[2:]}
-        if law == "neutral-zone":
-            cells.update(zone_pos_deg=_g(lp[0] * deg), zone_neg_deg=_g(lp[1] * deg),
-                         zone_ratio=_g(lp[2]))
-        elif law == "fw35":
-            cells.update(angle_scale_pos_deg=_g(lp[0] * deg),
-                         angle_scale_neg_deg=_g(lp[1] * deg))
-        src = ("eq. (1) of DETC2000/MECH-6821 (the published law)" if law == "linear"
-               else f"{note}; law {law}")
-        rows.append([dof, law, *cells.values(), src])
-    tables["disc_law.csv"] = (header, rows)
 
 
 # ---------------------------------------------------------------------------- result

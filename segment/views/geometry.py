@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import _Table, data_dir
+from segment.core.io import data_dir
 from segment.core.model import Segment
+from segment.core.tables import Table
 from segment.views.style import FACET_DEPTH_MM, PILLAR_RADIUS_FRACTION, RING
 
 __all__ = ["GEOMETRY_FILE", "PARTS", "VERTEBRAE", "Part", "VertebraGeometry", "load_geometry",
@@ -105,7 +106,7 @@ def load_geometry(path: str | Path | None = None) -> VertebraGeometry:
     path = Path(data_dir() / GEOMETRY_FILE if path is None else path)
     coords = ("x0_mm", "y0_mm", "z0_mm", "x1_mm", "y1_mm", "z1_mm")
     axes = ("a0_mm", "b0_mm", "a1_mm", "b1_mm")
-    t = _Table(path, ("vertebra", "part", *coords, *axes, "mirror"))
+    t = Table(path, ("vertebra", "part", *coords, *axes, "mirror"))
     parts = []
     for i, row in t.rows():
         vertebra = t.key(i, row, "vertebra", VERTEBRAE)

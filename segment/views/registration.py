@@ -41,17 +41,17 @@ centres already carry their position; they are checked (:attr:`Registration.chec
 
 Fit
 ---
-With pairs (p_i in the mesh frame, q_i in the vertebra frame), minimise
+With pairs (p_i in the mesh frame, q_i in the vertebra frame), minimise::
 
     E(R, t) = sum_i | R p_i + t - q_i |^2                                            (1)
 
 over rotations R and translations t. The minimiser is closed-form (Kabsch 1976; Umeyama 1991,
 eqs. (40)-(42)): with the centroids p', q' and the SVD U D V^T of the covariance
-sum (q_i - q')(p_i - p')^T,
+sum (q_i - q')(p_i - p')^T::
 
     R = U S V^T,  S = diag(1, 1, det(U) det(V)),  t = q' - R p'                       (2)
 
-(and, for a similarity, the scale c = tr(D S) / sum |p_i - p'|^2, t = q' - c R p'). A surface
+(and, for a similarity, the scale ``c = tr(D S) / sum |p_i - p'|^2``, t = q' - c R p'). A surface
 landmark's partner p_i is the point of the bone nearest to R^T (q_i - t), so (1) and the
 partners are solved in turn from the mesh frame (R = I, t = 0) until R and t stop changing:
 an iterative-closest-point registration (Besl and McKay 1992) with fixed pairs. The fit is
@@ -407,8 +407,8 @@ def _landmark(name, kind, model_point, bone_point) -> Landmark:
 # ============================================================== report
 def registration_table(*, parameters: ModelParameters | None = None,
                        scale: bool = False) -> pd.DataFrame:
-    """Every landmark of both vertebrae after the fit: ``vertebra, landmark, kind, model_x_mm
-    ... bone_z_mm, error_mm`` (a check's error is its signed distance to the bone)."""
+    """Every landmark of both vertebrae after the fit: ``vertebra, landmark, kind,
+    model_x_mm, ..., bone_z_mm, error_mm`` (a check's error is its signed distance to the bone)."""
     rows = []
     for v in ("C5", "C6"):
         reg = register(v, parameters=parameters, scale=scale)

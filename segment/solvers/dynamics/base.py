@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import _read_text, parse_number
+from segment.core.tables import parse_number, read_text
 from segment.jit import njit
 
 __all__ = ["G_MM_S2", "MAX_BASE_G", "MAX_PULSE_S", "BaseExcitation"]
@@ -209,7 +209,7 @@ class BaseExcitation:
         data row, the column and the value.
         """
         path = Path(path)
-        text = _read_text(path, "base acceleration")
+        text = read_text(path, "base acceleration")
         rows = [(n, cells) for n, cells in _csv_lines(path, text)]
         if not rows:
             raise ValueError(f"{path.name}: empty file")

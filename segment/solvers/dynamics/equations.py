@@ -233,7 +233,7 @@ def mass_matrix(q, *, inertia: BodyInertia | None = None, model: Segment | None 
 
 def kinetic_energy(q, qd, *, inertia: BodyInertia | None = None,
                    model: Segment | None = None, payload: Payload | None = None) -> float:
-    """Kinetic energy 1/2 m |v_G|^2 + 1/2 omega . I_c omega [N mm] at (q, dq/dt), relative to
+    """Kinetic energy ``1/2 m |v_G|^2 + 1/2 omega^T I_c omega`` [N mm] at (q, dq/dt), relative to
     C6 (with a moving C6 this is T2 of Fritzkowski and Walczak, eq. (49))."""
     q, qd = _initial(q, qd)
     r0 = (model.reference.R0 if model is not None else load_parameters().reference.R0)

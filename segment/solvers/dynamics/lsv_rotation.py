@@ -99,7 +99,7 @@ def _rotate(R, Pi, lam, h, implicit):
 @njit
 def _free_body(lam, R, Pi, h, n, implicit, stride):
     """``n`` steps of the free rotation; every ``stride`` steps the kinetic energy, the spatial
-    angular momentum R Pi and max |R^T R - 1|."""
+    angular momentum R Pi and ``max |R^T R - 1|``."""
     m = n // stride + 1
     E = np.empty(m)
     L = np.empty((m, 3))
@@ -144,7 +144,7 @@ def free_rigid_body(inertia, omega0, *, dt: float, n_steps: int, variant: str = 
     -------
     dict
         ``t`` [s], ``energy`` (kinetic), ``angular_momentum`` (spatial, (m, 3)),
-        ``orthogonality`` (max |R^T R - 1| per record), ``R`` and ``Pi`` at the end,
+        ``orthogonality`` (``max |R^T R - 1|`` per record), ``R`` and ``Pi`` at the end,
         ``success``.
     """
     lam = np.array(inertia, dtype=float)

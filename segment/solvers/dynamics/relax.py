@@ -84,7 +84,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
 
     C5 starts at rest at ``q0`` (default the reference pose q = 0, where Newton starts too),
     ``load`` is applied as a step, and eq. (D1) with all of the paper's damping is integrated
-    (Radau, our Jacobian) until the motion has settled, checked after every step:
+    (Radau, our Jacobian) until the motion has settled, checked after every step::
 
         max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol     (static residual, as segment.solve)
         max(b_i |dq_i/dt| / scale_i)          <= tol     (disc damping force of the motion)

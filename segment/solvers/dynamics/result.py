@@ -56,7 +56,7 @@ class SimulationResult:
     events : tuple of (float, str, str)
         (t [s], ``"ruptured"``, strip name) in order.
     e_R : float
-        Fritzkowski and Walczak's eq. (55) as published: max |T2 - T2(0) - W| / T2,max over
+        Fritzkowski and Walczak's eq. (55) as published: ``max |T2 - T2(0) - W| / T2,max`` over
         every accepted step (NaN without motion).
     method : str
         The integrator.

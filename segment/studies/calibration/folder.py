@@ -16,14 +16,6 @@ REGENERATE_COMMAND = "segment calibrate --out data/calibrated --samples 300000"
 """Regenerates the shipped set, with ``posterior_diagnostics.csv`` from 300000 MCMC draws
 (64 walkers x 4688 steps: measured, 100000 draws leave the kept chain shorter than 50
 autocorrelation times of ~70 steps). Run from the repository root."""
-_DISC_ROWS = {"x": ("disc_translational.csv", "k_N_per_mm"),
-              "y": ("disc_translational.csv", "k_N_per_mm"),
-              "z": ("disc_translational.csv", "k_N_per_mm"),
-              "phi_x": ("disc_rotational.csv", "k_Nm_per_deg"),
-              "phi_y": ("disc_rotational.csv", "k_Nm_per_deg"),
-              "phi_z": ("disc_rotational.csv", "k_Nm_per_deg")}
-_FACET_COLUMNS = {"gap_mm": ("gap_mm",), "inclination_deg": ("inclination_deg",),
-                  "radius_mm": ("radius_c6_mm", "radius_c5_mm"), "blend_C": ("blend_C",)}
 VALUE_DIGITS = 6
 """Significant digits of calibrated values in the written tables."""
 
@@ -143,66 +135,22 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
 
     Returns the written files.
     """
+    from segment.core.build import c5c6
+    from segment.core.io import save_parameters
+
     src = data_dir() if source_dir is None else Path(source_dir)
     out = Path(out)
     space = result.space if result.space is not None else load_space(result.space_path or None)
     if space.names != result.names:
         raise ValueError(f"the result's parameters {list(result.names)} are not those of "
                          f"{result.space_path}")
-    tables = {}
-    for f in sorted(src.glob("*.csv")):
-        if f.name == "states.csv":   # clinical procedures, not parameters: a folder without
-            continue                 # one uses the packaged states (segment.core.states)
-        tables[f.name] = _read_rows(f)
     tname = Path(result.targets.path).name
     bases = "/".join(sorted(set(result.targets.sd_basis)))
     note_head = (f"calibrated (MAP) against {tname} ({len(result.targets)} targets as listed "
                  f"there, SDs {bases}) by `{command}`")
-
-    def setcell(fname, match, col, value, pname):
-        header, rows = tables[fname]
-        ci, si = header.index(col), header.index("source")
-        hit = False
-        for row in rows:
-            if match(header, row):
-                row[ci] = f"{value:.{VALUE_DIGITS}g}"
-                setting = f"{pname} = {result.x[space.names.index(pname)]:.6g}"
-                if not row[si].startswith("calibrated"):
-                    row[si] = f"{note_head}; {setting}; was: {row[si]}"
-                elif setting not in row[si]:
-                    row[si] = row[si].replace("; was:", f"; {setting}; was:", 1)
-                hit = True
-        if not hit:
-            raise ValueError(f"{fname}: no row for parameter {pname!r}")
-
-    for j, pname in enumerate(space.names):
-        # the tables hold the input model, whose values are the result's nominal ones
-        x, nominal = result.x[j], result.nominal[j]
-        if x == nominal:
-            continue
-        for kind, key in space.targets[j]:
-            field = space.fields[j]
-            if kind == "disc":
-                fname, col = _DISC_ROWS[key]
-                header, rows = tables[fname]
-                ki = header.index(col)
-                for row in rows:
-                    if row[header.index("dof")] == key:
-                        old = float(row[ki])
-                        setcell(fname, lambda h, r, k=key, o=row: r is o, col, old * x, pname)
-            elif kind == "ligament":
-                header, rows = tables["ligaments.csv"]
-                row = next(r for r in rows if r[header.index("name")] == key)
-                if field == "l0_mm":
-                    setcell("ligaments.csv", lambda h, r, o=row: r is o, "l0_mm", x, pname)
-                else:
-                    old = float(row[header.index("F_max_N")])
-                    setcell("ligaments.csv", lambda h, r, o=row: r is o, "F_max_N", old * x,
-                            pname)
-            else:
-                for col in _FACET_COLUMNS[field]:
-                    setcell("facets.csv", lambda h, r, k=key: r[h.index("side")] == k, col, x,
-                            pname)
+    model = space.apply(c5c6(data_dir=src), result.x)        # the MAP's model
+    written = save_parameters(model, out, sources=src, note=note_head)
+    tables = {}
     # the inputs as used (issue 21): the files themselves when they are what was read
     verbatim = {}
     for fname, used, rows in (("calibration_targets.csv", result.targets,
@@ -210,13 +158,10 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
                               ("calibration_space.csv", space, _space_rows(space))):
         if _file_rows(used.path, used.sha256) is not None:
             verbatim[fname] = Path(used.path).read_bytes()
-            tables.pop(fname, None)
         else:
             tables[fname] = rows
     # and the space centred on this folder's model
     tables["parameter_space.csv"] = _recentred_space(space, result, note_head)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
     for fname, data in verbatim.items():
         (out / fname).write_bytes(data)
         written.append(out / fname)
@@ -226,7 +171,8 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(header)
             w.writerows(rows)
-        written.append(path)
+        if path not in written:
+            written.append(path)
     for name, frame in (("calibration_parameters.csv", result.parameters()),
                         ("calibration_agreement.csv", result.agreement()),
                         ("calibration_misfits.csv", result.misfits)):

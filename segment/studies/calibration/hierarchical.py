@@ -82,11 +82,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import _read_text, data_dir, parse_number
+from segment.core.io import data_dir
+from segment.core.laws import ligament_rows
+from segment.core.tables import parse_number, read_text
 from segment.elements.tangent import F_SCALE, G_R0, G_S0, L_A, L_B, L_EPS, L_F, L_L0
 from segment.studies.calibration.lm import least_squares_bounded, spd_inverse
 from segment.studies.curves import MODES, mode_load
-from segment.studies.packing import ligament_rows
 from segment.studies.paths import solve_packed, touch_of
 
 __all__ = ["CONFIGS", "LABS", "MORONEY_CV", "NEW_LAB", "ORIGIN_SD_DEG", "Experiment",
@@ -274,7 +275,7 @@ def load_hyperpriors(space, path=None) -> Hyperpriors:
         Naming the file, line, column and value.
     """
     path = Path(space.path).parent / "hyperpriors.csv" if path is None else Path(path)
-    text = _read_text(path, "hyperpriors")
+    text = read_text(path, "hyperpriors")
     rows = list(csv.reader(io.StringIO(text)))
     header = [h.strip() for h in rows[0]] if rows else []
     need = ("name", "transform", "specimen_sd", "lab_sd", "source")

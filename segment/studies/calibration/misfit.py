@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from segment.core.io import ImplausibleDataWarning
+from segment.core.tables import ImplausibleDataWarning
 from segment.studies.calibration.forward import Forward
 from segment.studies.calibration.prior import _bounded_x0
 from segment.studies.calibration.result import MISFIT_Z, RIDGE, CalibrationResult

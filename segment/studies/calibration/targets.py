@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import PlausibleRange, _Table, data_dir
+from segment.core.io import data_dir
+from segment.core.tables import PlausibleRange, Table
 from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
 
 CONFIGURATIONS = ("intact", "disc segment")
@@ -109,7 +110,7 @@ class Targets:
         if not isinstance(strict, bool):
             raise TypeError(f"strict must be True or False, got {strict!r}")
         path = default_targets_path() if path is None else Path(path)
-        t = _Table(path, TARGET_COLUMNS[:-1], collect=True, what="targets",   # + source
+        t = Table(path, TARGET_COLUMNS[:-1], collect=True, what="targets",   # + source
                    strict=strict)
         out = {k: [] for k in TARGET_COLUMNS}
         seen: dict[tuple[str, str, str], int] = {}
