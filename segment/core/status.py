@@ -6,17 +6,18 @@ that starts from, or is, the member's :attr:`Status.text` (:data:`MESSAGES`). Th
 grouped by what reports them; the numbers are part of the results (JSON output, CSV and
 parquet files), so a member keeps its number:
 
-====  ===========================  ==========================================================
-code  member                       reported by
-====  ===========================  ==========================================================
-0-6   ``CONVERGED`` ...            a static solve: the compiled Newton kernel's own codes
+=====  ==========================  =========================================================
+code   member                      reported by
+=====  ==========================  =========================================================
+0-6    ``CONVERGED`` ...           a static solve: the compiled Newton kernel's own codes
                                    (:mod:`segment.core.newton`); arrays of them in
                                    ``BatchResult``, ``SetsResult``, ``PathResult``
-10-13 ``REACHED_TO_SCALE`` ...     a load ramp with rupture (:mod:`segment.solvers.ramp`)
-21-23 ``ROTATION_FAILED`` ...      a Lie-Stormer-Verlet run (:mod:`segment.solvers.dynamics.lsv`)
-30-31 ``COMPLETED``, ``REFUSED``   a Sobol study (:mod:`segment.studies.sobol`)
-41-42 ``OPTIMIZER_STOPPED`` ...    a calibration (``CONVERGED`` when it converged)
-====  ===========================  ==========================================================
+10-13  ``REACHED_TO_SCALE`` ...    a load ramp with rupture (:mod:`segment.solvers.ramp`)
+21-23  ``ROTATION_FAILED`` ...     a Lie-Stormer-Verlet run
+                                   (:mod:`segment.solvers.dynamics.lsv`)
+30-31  ``COMPLETED``, ``REFUSED``  a Sobol study (:mod:`segment.studies.sobol`)
+41-42  ``OPTIMIZER_STOPPED`` ...   a calibration (``CONVERGED`` when it converged)
+=====  ==========================  =========================================================
 
 Compiled kernels cannot hold an enum: they return the plain integer of a member
 (``int(Status.CONVERGED)``), defined once next to them from this enum.
