@@ -193,6 +193,7 @@ def write(rep, s) -> None:
     for k, c in enumerate(s.names, start=1):      # the longest stage: one message per case
         s.say(f"ramp {k}/{len(s.names)} to failure: {c} to {RAMP_TO_SCALE:g}x nominal")
         ramps[c] = ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
+    render = s.later(render_failures, ramps)      # beside the rest when the report allows
     fail, seq = failure_tables(ramps, s.cases)
     limits = load_validity_limits()
     flexion = limits.bound("phi_y", 1)
@@ -258,7 +259,7 @@ def write(rep, s) -> None:
                  "Liu 1998 (J Biomech Eng 120(6):693–696) flexed mid-lower cervical joints to "
                  "failure (n = 5, levels pooled: a corridor, not a C5–C6 value).")
         rep.table("failure_vs_voo1998", comparison)
-    rep.image("failure_3d", render_failures(ramps),
+    rep.image("failure_3d", render,
               "Each case just after its first rupture, or at its last row within the validity "
               "limit when the first rupture carried it past the limit or nothing broke, drawn "
               "to scale (not magnified: the motions near failure are large enough to see): "
