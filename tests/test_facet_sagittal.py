@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import central_jacobian
 
 import segment
 from segment.core.io import load_parameters, save_parameters
@@ -15,7 +16,6 @@ from segment.elements.facet import SAGITTAL_NEUTRAL_DEG, FacetJoint, c6_normals
 from segment.elements.loads import Load
 from segment.studies.packing import complex_step_reference
 from segment.studies.virtual_population import _rotations
-from tests.conftest import central_jacobian
 
 ANGLE_ATOL_DEG = 1e-10
 """Angles read back from a built normal: rounding of sin, cos and atan2 only."""
