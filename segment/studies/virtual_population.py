@@ -101,7 +101,7 @@ def validity_limits(data) -> pd.DataFrame:
             f"flagged doubtful); the largest static step is {fl_static:.2f} deg ({fl_spec})")
     else:
         flex, why = fl_static, f"the largest static flexion step ({fl_spec})"
-    src = "Nightingale et al. 2002, raw NHTSA records (data/specimens/, SOURCES.md §15)"
+    src = "Nightingale et al. 2002, raw NHTSA records (data/specimens/, SOURCES.md §8, §15)"
     return pd.DataFrame([
         {"coordinate": "phi_y", "direction": "+", "case": "FLX", "limit_mm": "",
          "limit_deg": round(flex, 2),
