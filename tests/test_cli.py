@@ -464,8 +464,9 @@ def test_ramp_prints_events_failure_loads_and_final_state(capsys, tmp_path):
 
 def test_ramp_prints_the_validity_limit_and_its_source(capsys, tmp_path):
     """Issue 20: `segment ramp FLX --to-scale 10000` stops at the validity limit (flexion
-    21.6 deg, the training specimens of Nightingale et al. 2002), says what lies beyond, and reports no ultimate load there;
-    --no-limit gives the path past it (ultimate 56.6 N m in any step size)."""
+    21.6 deg, the training specimens of Nightingale et al. 2002), says what lies beyond, and
+    reports no ultimate load there; --no-limit gives the path past it (ultimate 56.6 N m in
+    any step size)."""
     out_csv = tmp_path / "flx.csv"
     code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--out", out_csv)
     assert code == EXIT_OK, err
