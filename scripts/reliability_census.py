@@ -206,7 +206,7 @@ def solver_probes() -> dict[str, tuple[bool, str]]:
 
 
 def contact_probes() -> dict[str, tuple[bool, str]]:
-    from segment.facet import Disc, disc_contact
+    from segment.elements.facet import Disc, disc_contact
 
     def finite_or_range_error(d1, d2, check=None):
         def probe():

@@ -12,6 +12,7 @@ from segment.cli._common import (
     check_output_file,
     check_output_folder,
     command,
+    model_for,
     number_option,
     progress_bar,
 )
@@ -77,7 +78,6 @@ def _fmt(v, digits=3):
 
 
 def run_compare(args, argv) -> int:
-    import segment
     from segment.studies.compare import BASELINES, compare_states
 
     chosen = cases(args, args.cases)
@@ -94,7 +94,7 @@ def run_compare(args, argv) -> int:
 
         # figures are files, never windows: Agg for this command (no environment variable set)
         require("matplotlib", "report", "segment compare --out/--figure").use("Agg")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     names = [s for s in args.states.split(",")]
     with progress_bar(args, "compare", total=None, unit=" states") as bar:
         def progress(done, total):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from segment._extras import require
 from segment.core.states import INTACT, apply_states, load_states, split_names, states_file
 from segment.elements.disc import DOF_NAMES
 from segment.solvers.equilibrium import solve
@@ -119,8 +120,6 @@ class Comparison:
         """Grouped bars per load: main motion per state from its own unloaded pose (bars)
         and from the intact unloaded pose (black ticks), and the facet forces. Needs
         matplotlib (the ``report`` extra); returns the figure, written to ``path`` if given."""
-        from segment._extras import require
-
         require("matplotlib", "report", "the comparison figure")
         import matplotlib.pyplot as plt
 

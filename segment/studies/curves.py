@@ -26,7 +26,7 @@ Format (``data/curves/*.csv``; units in the headers, one row per curve point)::
 
 Other columns (e.g. ``age_years``) are kept as descriptive data of the specimen.
 
-:func:`load_curves` validates like the model tables (:mod:`segment.io`): a missing column, a
+:func:`load_curves` validates like the model tables (:mod:`segment.core.io`): a missing column, a
 unit that is not one of the above, a non-number or non-finite value, a negative moment, an
 unknown mode, an ``ignore`` other than yes/no, a repeated (specimen, mode, moment), moments that
 do not increase along a curve, and a curve without a point to fit are each one error naming the
@@ -52,6 +52,7 @@ import pandas as pd
 
 from segment.core.io import data_dir
 from segment.core.tables import Table
+from segment.studies.paths import solve_paths
 
 __all__ = ["LOAD_COLUMNS", "MODES", "RESPONSE_COLUMNS", "Curve", "CurveSet", "compare",
            "default_curves_path", "load_curves", "mode_load", "model_curve"]
@@ -323,8 +324,6 @@ def model_curve(model, mode: str, moment_Nm, *, n_threads: int | None = None) ->
     DataFrame
         mode, moment_Nm, rotation_deg (NaN where the equilibrium did not converge), converged.
     """
-    from segment.studies.paths import solve_paths
-
     m = np.asarray(moment_Nm, dtype=float)
     if m.ndim != 1 or m.size == 0 or not np.all(np.diff(m) > 0) or m[0] <= 0:
         raise ValueError("moments must be a sequence of increasing numbers > 0 [N m]")

@@ -33,7 +33,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from segment.core.model import Segment
+from segment.core.published import LOAD_CASES, c5c6
+from segment.solvers.equilibrium import solve
+from segment.solvers.ramp import ramp
+from segment.studies.calibration.curve_fit import population_table
+from segment.studies.calibration.targets import load_targets
+from segment.studies.curves import load_curves, model_curve
+from segment.studies.forms import load_form
 from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
+from segment.studies.validation_only import validation_only
 
 __all__ = ["BAND_QUANTILES", "Population", "bands"]
 
@@ -97,29 +106,23 @@ class Population:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_fits(cls, fits, *, form=None, model=None) -> Population:
-        """The converged calibrations of ``fits`` (CurveCalibration, one per specimen)."""
-        import segment
-        from segment.studies.calibration.curve_fit import population_table
-        from segment.studies.forms import load_form
-
+    def from_fits(cls, fits, model: Segment, *, form=None) -> Population:
+        """The converged calibrations of ``fits`` (CurveCalibration, one per specimen) applied
+        to ``model``'s form (the ``published`` model the population is compared with)."""
         fits = [f for f in fits if f.success]
         if not fits:
             raise ValueError("no converged calibration: an empty population")
         form = load_form(fits[0].form if form is None else form)
-        base = segment.c5c6() if model is None else model
-        fm = form.model(base)
+        fm = form.model(model)
         return cls(names=tuple(f.targets.label for f in fits),
                    models=tuple(form.space.apply(fm, f.x) for f in fits), form=form.name,
-                   fit=population_table(fits), published=base)
+                   fit=population_table(fits), published=model)
 
     @classmethod
-    def from_csv(cls, path, *, form=None, model=None) -> Population:
+    def from_csv(cls, path, model: Segment, *, form=None) -> Population:
         """The converged rows of a ``population.csv`` (its ``form`` column names the form,
-        unless ``form`` is given; its parameter columns are the form's space)."""
-        import segment
-        from segment.studies.forms import load_form
-
+        unless ``form`` is given; its parameter columns are the form's space) applied to
+        ``model``'s form (the ``published`` model the population is compared with)."""
         path = Path(path)
         table = pd.read_csv(path)
         for col in ("specimen", "form", "converged"):
@@ -137,19 +140,17 @@ class Population:
         ok = table[table["converged"].astype(bool)].reset_index(drop=True)
         if ok.empty:
             raise ValueError(f"{path.name}: no converged member")
-        base = segment.c5c6() if model is None else model
-        fm = form.model(base)
+        fm = form.model(model)
         P = ok[list(form.space.names)].to_numpy(float)
         return cls(names=tuple(ok["specimen"].astype(str)),
                    models=tuple(form.space.apply(fm, p) for p in P), form=form.name,
-                   fit=ok, published=base)
+                   fit=ok, published=model)
 
     @classmethod
-    def from_folders(cls, folder, *, model=None) -> Population:
+    def from_folders(cls, folder, model: Segment) -> Population:
         """Every data folder under ``folder`` (``folder/<specimen>/``, as written by
-        ``segment calibrate --curves --each``), read with the strict checks."""
-        import segment
-
+        ``segment calibrate --curves --each``), read with the strict checks; ``model`` is the
+        ``published`` model the population is compared with."""
         folder = Path(folder)
         subs = sorted(p for p in folder.iterdir() if (p / "ligaments.csv").is_file())
         if not subs:
@@ -158,8 +159,8 @@ class Population:
             else pd.DataFrame()
         form = str(fit["form"].iloc[0]) if len(fit) else "unknown"
         return cls(names=tuple(p.name for p in subs),
-                   models=tuple(segment.c5c6(data_dir=p) for p in subs), form=form,
-                   fit=fit, published=segment.c5c6() if model is None else model)
+                   models=tuple(c5c6(data_dir=p) for p in subs), form=form,
+                   fit=fit, published=model)
 
     # ------------------------------------------------------------------ what it says
     def _each(self):
@@ -170,13 +171,11 @@ class Population:
         """Every member (and ``published``) in the nine cases: member, case, component, unit,
         value (displacement from the member's unloaded pose [mm, deg]), main (the case's
         main component), converged."""
-        import segment
-
-        cases = {c: segment.LOAD_CASES[c] for c in (CASES if cases is None else cases)}
+        cases = {c: LOAD_CASES[c] for c in (CASES if cases is None else cases)}
         rows = []
         for name, m in self._each():
             for case, load in cases.items():
-                r = segment.solve(m, load)
+                r = solve(m, load)
                 d = r.displacement_from_unloaded
                 for k, comp in enumerate(DISPLACEMENT_COLUMNS):
                     rows.append({"member": name, "case": case, "component": comp,
@@ -200,13 +199,11 @@ class Population:
         load [N m or N] and the first strip that broke (NaN and empty where none broke), the
         load where the ramp reached the model's validity limit (``limit_load``, NaN where
         not reached) with what it was (``limit``), and the ramp's message (``status``)."""
-        import segment
-
         rows = []
         for name, m in self._each():
             for case in cases:
-                load = segment.LOAD_CASES[case]
-                r = segment.ramp(m, load, to_scale=to_scale, steps=steps)
+                load = LOAD_CASES[case]
+                r = ramp(m, load, to_scale=to_scale, steps=steps)
                 unit = 1000.0 if load.main_dof >= 3 else 1.0
                 nominal = abs(float(load.as_array()[load.main_dof])) / unit
                 first = [e for e in r.events if e[1] == "ruptured"]
@@ -226,10 +223,6 @@ class Population:
         rotations of ``calibration_targets.csv``: value, target, SD and z), and
         ``flexion_stiffness`` and ``icr`` of :func:`segment.studies.validation_only.
         validation_only`."""
-        import segment
-        from segment.studies.calibration.targets import load_targets
-        from segment.studies.validation_only import validation_only
-
         targets = load_targets()
         rows = []
         for name, m in self._each():
@@ -238,7 +231,7 @@ class Population:
                                                     targets.sd, strict=True):
                 if config != "intact":
                     continue
-                r = segment.solve(m, segment.LOAD_CASES[case])
+                r = solve(m, LOAD_CASES[case])
                 k = DISPLACEMENT_COLUMNS.index(qty)
                 d = r.displacement_from_unloaded[k]
                 got = float(d if k < 3 else math.degrees(d))
@@ -252,8 +245,6 @@ class Population:
         """Every member's (and the published) model curve at the curves' levels of each mode
         (:func:`segment.studies.curves.model_curve`), from the origin (the unloaded pose):
         member, mode, moment_Nm, rotation_deg, converged."""
-        from segment.studies.curves import load_curves, model_curve
-
         curves = load_curves(curves)
         parts = []
         for name, m in self._each():
