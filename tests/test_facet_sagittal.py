@@ -210,7 +210,7 @@ def test_data_folder_round_trip(model, data_copy, tmp_path):
 
 def test_energy_work_balance_with_turned_faces(model):
     """Fritzkowski and Walczak eq. (55) through a motion in which turned faces carry load."""
-    from segment import dynamics as dyn
+    from segment.solvers import dynamics as dyn
 
     m = _turned(model, POSTEROLATERAL_DEG, 80.0)
     r = dyn.simulate(m, segment.LOAD_CASES["AR"], t_end=0.06, gravity=False, rtol=1e-8,

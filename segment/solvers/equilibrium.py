@@ -32,15 +32,10 @@ import numbers
 
 import numpy as np
 
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import (
-    DEFAULT_TOL,
-    MAX_ITERATIONS_LIMIT,
-    TOL_CEILING,
-    TOL_FLOOR,
-    EquilibriumResult,
-    _solve_checked,
-)
+from segment.core.newton import DEFAULT_TOL, MAX_ITERATIONS_LIMIT, TOL_CEILING, TOL_FLOOR
+from segment.core.solve import solve_checked
 from segment.elements.loads import Load
 
 __all__ = ["solve", "solve_raw"]
@@ -52,10 +47,10 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):
         raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
-    return _check_tolerances(tol, max_iterations)
+    return check_tolerances(tol, max_iterations)
 
 
-def _check_tolerances(tol, max_iterations) -> tuple[float, int]:
+def check_tolerances(tol, max_iterations) -> tuple[float, int]:
     """``tol`` in [TOL_FLOOR, TOL_CEILING] and ``max_iterations`` in [1, MAX_ITERATIONS_LIMIT]
     (also used by solve_many). Bools and strings are TypeErrors, not numbers."""
     # exact float / int first: the ABC checks cost ~1 % of a 20 us solve
@@ -90,7 +85,7 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     if q_unloaded is not None:
         q_unloaded = np.array(q_unloaded, dtype=float)
         q_unloaded.setflags(write=False)
-    return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
+    return solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
 
 
 def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
@@ -126,5 +121,5 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     """
     tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
     unloaded = model.unloaded
-    return _solve_checked(model, load, q0, tol, max_iterations,
+    return solve_checked(model, load, q0, tol, max_iterations,
                           unloaded.q if unloaded.converged else None, predict=True)
