@@ -437,3 +437,9 @@ def test_population_section_recomputes_no_calibration(monkeypatch):
     s = Study()
     population.write(rep, s)
     assert "population_loo" in rep.tables and s.extra["findings_more"]
+    md = rep.markdown()
+    fail = pd.read_csv(population._folder() / "loo_failure.csv")
+    ok = fail[fail["failure_direction"].notna() & ~fail["doubtful"]]
+    n_above = int((ok["peak_above_first_rupture_share"] == 1.0).sum())
+    assert f"in {n_above} of {len(ok)} the peak lies at or above every member's" in md
+    assert "Laminectomy (FL and ISL cut" in md and "% -0 " not in md
