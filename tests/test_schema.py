@@ -132,6 +132,32 @@ def test_a_changed_model_is_written_with_its_values_and_says_so(tmp_path):
     assert "changed by the test; was:" in (out / "ligaments.csv").read_text()
 
 
+def test_a_row_note_says_what_changed_each_row(tmp_path):
+    """``row_note`` puts each row's own cause between the note and the old source; rows it
+    says nothing of keep the plain note, unchanged rows their source."""
+    import dataclasses
+
+    import pandas as pd
+
+    model = segment.c5c6()
+    changed = model.replace(ligaments=tuple(
+        dataclasses.replace(x, l0=x.l0 * 1.1) if x.name in ("FL", "ISL") else x
+        for x in model.ligaments))
+    seen = []
+
+    def row_note(table, row):
+        seen.append(table)
+        return "l0_FL = 1.1 x" if row.get("name") == "FL" else ""
+
+    out = tmp_path / "out"
+    save_parameters(changed, out, note="test", row_note=row_note)
+    src = pd.read_csv(out / "ligaments.csv").set_index("name")["source"]
+    assert src["FL"].startswith("test; l0_FL = 1.1 x; was: ")
+    assert src["ISL"].startswith("test; was: ")
+    assert not src["ALL"].startswith("test")
+    assert set(seen) == {"ligaments.csv"}
+
+
 def test_a_disc_law_is_written_for_every_rotation(tmp_path):
     model = segment.c5c6()
     model = model.replace(disc=model.disc.with_law("phi_y", "neutral-zone", zone_pos=0.035,

@@ -459,10 +459,12 @@ def _same(cell: str, value: float) -> bool:
 class _Writer:
     """One table being rewritten: its rows, and the note for rows whose values change."""
 
-    def __init__(self, path: Path, note: str):
+    def __init__(self, path: Path, note: str, row_note=None):
         self.header, self.rows = _read_rows(path)
         self.col = {h: k for k, h in enumerate(self.header)}
         self.note = note
+        self.row_note = row_note
+        self.name = path.name
         self.changed = False
 
     def put(self, row: list[str], column: str, value: float, absent: float | None = None) -> None:
@@ -484,7 +486,9 @@ class _Writer:
         row[k] = f"{value:.{VALUE_DIGITS}g}"
         si = self.col["source"]
         if self.note and not row[si].startswith(self.note):
-            row[si] = f"{self.note}; was: {row[si]}"
+            extra = (self.row_note(self.name, dict(zip(self.header, row, strict=True)))
+                     if self.row_note is not None else "")
+            row[si] = f"{self.note}{'; ' + extra if extra else ''}; was: {row[si]}"
         self.changed = True
 
     def row(self, key_column: str, key: str) -> list[str] | None:
@@ -567,7 +571,7 @@ def _write_disc_law(w: _Writer | None, model, note: str) -> _Writer | None:
 
 
 def save_parameters(model, folder: str | os.PathLike, *, sources=None, note: str = "",
-                    tables=None) -> list[Path]:
+                    row_note=None, tables=None) -> list[Path]:
     """Write the parameter tables of ``model`` into ``folder`` (created): the inverse of
     :func:`load_parameters` and the one writer of data folders.
 
@@ -577,6 +581,9 @@ def save_parameters(model, folder: str | os.PathLike, *, sources=None, note: str
     (:mod:`segment.core.schema`): a cell whose value the model changes is written with
     :data:`VALUE_DIGITS` significant digits and its row's ``source`` becomes
     ``"<note>; was: <its source>"``; an unchanged cell keeps its text and its row its source.
+    ``row_note(table, row)`` (optional; ``row`` maps the table's columns to the row's cells)
+    adds what changed this row after the note (``"<note>; <row note>; was: ..."``), e.g. the
+    calibrated parameters and their values.
     The other tables (inertia, load cases, the contact law, ligament strips, validity limits,
     display geometry, parameter space) are copied; :data:`NOT_COPIED` are not. ``tables``
     ``{file name: text}`` writes whole tables that are not element parameters instead (e.g.
@@ -598,7 +605,7 @@ def save_parameters(model, folder: str | os.PathLike, *, sources=None, note: str
             continue
         name = path.name
         if name in _ELEMENT_TABLES:
-            w = _Writer(path, note)
+            w = _Writer(path, note, row_note)
             if name == "ligaments.csv":
                 _write_elements(w, name, "name", model.ligaments, lambda x: x.name, model)
             elif name == "facets.csv":

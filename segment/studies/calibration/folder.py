@@ -117,6 +117,33 @@ def _recentred_space(space, result, note):
     return header, rows
 
 
+_ROW_KEY = {"ligaments.csv": "name", "facets.csv": "side", "disc_translational.csv": "dof",
+            "disc_rotational.csv": "dof"}
+"""The column of each element table that names what a parameter targets (its key)."""
+
+
+def _settings(space, result):
+    """``row_note`` of :func:`~segment.core.io.save_parameters`: the calibrated parameters
+    that set a row, ``"l0_ALL = 18.475; stiffness_ALL = 1.19991"``, in the space's order."""
+    by_key: dict[str, list[str]] = {}
+    for j, name in enumerate(space.names):
+        if result.x[j] == result.nominal[j]:
+            continue
+        for kind, key in space.targets[j]:
+            by_key.setdefault(f"{kind}:{key}", []).append(f"{name} = {result.x[j]:.6g}")
+
+    kinds = {"ligaments.csv": "ligament", "facets.csv": "facet",
+             "disc_translational.csv": "disc", "disc_rotational.csv": "disc"}
+
+    def row_note(table: str, row) -> str:
+        column = _ROW_KEY.get(table)
+        if column is None or column not in row:
+            return ""
+        return "; ".join(by_key.get(f"{kinds[table]}:{row[column]}", []))
+
+    return row_note
+
+
 def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
                      command: str = REGENERATE_COMMAND) -> list[Path]:
     """Write a data folder holding the MAP of ``result``, readable by ``segment --data DIR``.
@@ -149,7 +176,8 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
     note_head = (f"calibrated (MAP) against {tname} ({len(result.targets)} targets as listed "
                  f"there, SDs {bases}) by `{command}`")
     model = space.apply(c5c6(data_dir=src), result.x)        # the MAP's model
-    written = save_parameters(model, out, sources=src, note=note_head)
+    written = save_parameters(model, out, sources=src, note=note_head,
+                              row_note=_settings(space, result))
     tables = {}
     # the inputs as used (issue 21): the files themselves when they are what was read
     verbatim = {}
