@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import io as _io
 import json
 import logging
 import platform
@@ -12,10 +11,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
 from segment._version import __version__
 from segment.report.document import CSV_FLOAT_FORMAT, RUN_FILE, Report
+from segment.report.drawing import FigureDrawer, deferred_layout
 from segment.report.figures import DPI
 from segment.report.sections import SECTIONS, overview
 from segment.report.study import REPORT_SOBOL_EVALUATIONS, compute_study
@@ -57,31 +55,27 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     (out / "tables").mkdir(parents=True, exist_ok=True)
 
     # The 3-D renders (OSMesa, one core, a few seconds each) run on a second thread while
-    # this one computes the study and draws the figures: VTK releases the GIL while it
-    # renders. Each render is a pure function of its inputs, so the bytes do not depend on
-    # which thread made them.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="segment-render") as renders:
+    # this one computes the study and builds the figures: VTK releases the GIL while it
+    # renders. The figures are drawn by a worker process as each section hands them over
+    # (segment.report.drawing). Each render and drawing is a pure function of its inputs, so
+    # the bytes do not depend on where they were made.
+    with (ThreadPoolExecutor(max_workers=1, thread_name_prefix="segment-render") as renders,
+          FigureDrawer(DPI) as draw, deferred_layout()):
         study = compute_study(reference_dir=reference_dir, data_dir=data_dir, say=say,
                               solver_repeat=solver_repeat,
                               uncertainty_samples=uncertainty_samples,
                               sobol_evaluations=sobol_evaluations, background=renders)
         study.numbers = {section.KEY: n for n, section in enumerate(SECTIONS, start=1)}
-        rep = Report("C5–C6 validation report")
+        rep = Report("C5–C6 validation report", draw=draw)
         say("writing the report")
         for n, section in enumerate(SECTIONS, start=1):
             rep.heading(f"{n}. {section.TITLE}")
             section.write(rep, study)
         overview.finish(rep, study)
 
-        images = {}
-        for name, fig in rep.figures.items():
-            buf = _io.BytesIO()
-            fig.savefig(buf, format="png", dpi=DPI)
-            images[name] = buf.getvalue()
-            plt.close(fig)
-        for name, png in rep.images.items():
-            images[name] = png.result() if isinstance(png, Future) else png
-    for name in [*rep.figures, *rep.images]:
+        images = {name: png.result() if isinstance(png, Future) else png
+                  for name, png in rep.images.items()}
+    for name in rep.images:
         (out / "figures" / f"{name}.png").write_bytes(images[name])
     for name, df in rep.tables.items():
         df.to_csv(out / "tables" / f"{name}.csv", index=False, float_format=CSV_FLOAT_FORMAT)

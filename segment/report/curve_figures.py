@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from segment.report.drawing import tight
 from segment.studies.curves import CurveSet
 
 __all__ = ["corridor_figure", "fits_figure", "population_bands_figure"]
@@ -62,7 +63,7 @@ def corridor_figure(curves: CurveSet, corridor: pd.DataFrame,
                frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.1, 1, 0.95 if title else 1))
+    tight(fig, rect=(0, 0.1, 1, 0.95 if title else 1))
     return fig
 
 
@@ -115,7 +116,7 @@ def fits_figure(curves: CurveSet, fitted: Mapping[str, Mapping[str, pd.DataFrame
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8,
                frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    tight(fig, rect=(0, 0.06, 1, 1))
     return fig
 
 
@@ -145,5 +146,5 @@ def population_bands_figure(bands: pd.DataFrame, *, title: str = "") -> plt.Figu
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.94 if title else 1))
+    tight(fig, rect=(0, 0.08, 1, 0.94 if title else 1))
     return fig

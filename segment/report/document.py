@@ -59,6 +59,10 @@ class Report:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, plt.Figure] = field(default_factory=dict)
     images: dict[str, bytes] = field(default_factory=dict)
+    draw: object = None
+    """Where figures are drawn as they come (:class:`segment.report.drawing.FigureDrawer`:
+    ``draw(fig)`` gives a Future of the PNG, kept in :attr:`images`); None: kept in
+    :attr:`figures` for the caller to draw."""
 
     def heading(self, text: str) -> None:
         self.blocks.append(("h2", text))
@@ -81,7 +85,10 @@ class Report:
         self.blocks.append(("table", (name, denoise(df if shown is None else shown))))
 
     def figure(self, name: str, fig: plt.Figure, caption: str) -> None:
-        self.figures[name] = fig
+        if self.draw is None:
+            self.figures[name] = fig
+        else:
+            self.images[name] = self.draw(fig)
         self.blocks.append(("figure", (name, caption)))
 
     def image(self, name: str, png, caption: str) -> None:

@@ -13,6 +13,7 @@ import pandas as pd
 from segment.core.io import LIGAMENT_NAMES
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
+from segment.report.drawing import tight
 from segment.studies import validation as v
 from segment.studies.reference import DISPLACEMENT_COLUMNS, ReferenceData
 
@@ -108,7 +109,7 @@ def fig_main(disp: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Load]) 
             labels.append(lab)
     legend_footer(fig, handles, labels, missing, legend_y=0.04, ncol=4)
     fig.suptitle("Main displacement from the unloaded equilibrium")
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    tight(fig, rect=(0, 0.16, 1, 1))
     return fig
 
 
@@ -224,7 +225,7 @@ def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Loa
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
     fig.suptitle("Load-displacement: main displacement from −2 to +2 times the nominal load "
                  "(opposite cases share a panel)")
-    fig.tight_layout(rect=(0, 0.05, 1, 0.98))
+    tight(fig, rect=(0, 0.05, 1, 0.98))
     return fig
 
 
@@ -245,7 +246,7 @@ def fig_sharing(share: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
                     color="white" if abs(val) > 0.6 * lim else "black")
     fig.colorbar(im, ax=ax, label="share of the applied load along its direction [%]")
     ax.set_title("Which structures carry each load (intact model)")
-    fig.tight_layout()
+    tight(fig)
     return fig
 
 
@@ -294,7 +295,7 @@ def fig_tornado(sens: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
     axes.flat[0].legend(fontsize=8)
     fig.suptitle("Sensitivity of each case's main displacement to the assumptions we made "
                  "(each panel sorted by effect)")
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    tight(fig, rect=(0, 0, 1, 0.97))
     return fig
 
 
@@ -323,7 +324,7 @@ def fig_sensitivity_overview(sens: pd.DataFrame, sobol, cases: Mapping[str, Load
     ax1.set_title("Tornado (each parameter at its bounds)")
     fig_sobol(sobol, ax=ax2)
     ax2.set_title(f"Sobol total index ST ({sobol.n_evaluations:,} evaluations)")
-    fig.tight_layout()
+    tight(fig)
     return fig
 
 
@@ -357,6 +358,6 @@ def fig_uncertainty(bands: pd.DataFrame, ref: ReferenceData, cases: Mapping[str,
     axes[1].legend(fontsize=8, loc="lower left")
     fig.suptitle(f"Parameter uncertainty: {n_samples} sampled models (intact), main displacement "
                  "from the unloaded equilibrium")
-    fig.tight_layout()
+    tight(fig)
     return fig
 

@@ -13,6 +13,7 @@ from segment.core.status import Status
 from segment.core.validity import BEYOND_LIMIT, load_validity_limits
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
+from segment.report.drawing import tight
 from segment.report.renders import render_failures
 from segment.solvers.ramp import ramp
 
@@ -182,7 +183,7 @@ def fig_failure(ramps: Mapping[str, object], cases: Mapping[str, Load]) -> plt.F
                fontsize=8, frameon=False)
     fig.suptitle(f"Quasi-static ramps up to the validity limit (at most {RAMP_TO_SCALE:g}x "
                  f"nominal, {RAMP_STEPS} steps): ligament strips rupture at F_max (Table 3)")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    tight(fig, rect=(0, 0.03, 1, 1))
     return fig
 
 

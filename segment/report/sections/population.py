@@ -14,6 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from segment.report.drawing import tight
+
 KEY = "population"
 TITLE = "A population over laboratories, judged by prediction"
 
@@ -53,7 +55,7 @@ def steps_figure(steps: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("moment [N m]")
     for ax in axes[:, 0]:
         ax.set_ylabel("rotation [deg]")
-    fig.tight_layout()
+    tight(fig)
     return fig
 
 
@@ -78,7 +80,7 @@ def held_out_figure(loo: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("moment [N m]")
     for ax in axes[:, 0]:
         ax.set_ylabel("rotation [deg]")
-    fig.tight_layout()
+    tight(fig)
     return fig
 
 
