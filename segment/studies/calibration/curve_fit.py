@@ -33,6 +33,7 @@ import pandas as pd
 from segment.studies.calibration.curve_forward import CurveForward
 from segment.studies.calibration.curve_result import CurveCalibration
 from segment.studies.calibration.curve_targets import POINT_SD_DEG, CurveTargets
+from segment.studies.calibration.forward import LastEvaluation
 from segment.studies.calibration.lm import least_squares_bounded, spd_inverse
 from segment.studies.calibration.prior import _bounded_x0, _uniform_precision, prior_residual
 from segment.studies.calibration.result import (
@@ -135,15 +136,7 @@ def calibrate_curves(curves=None, *, model, form=None, specimen: str | None = No
         targets = (CurveTargets.population(curves, modes=modes) if specimen is None else
                    CurveTargets.specimen(curves, specimen, modes=modes, point_sd=point_sd))
     fwd = CurveForward(fmodel, space, targets, n_threads=n_threads)
-    cache: dict = {}
-
-    def evaluate(p):
-        key = p.tobytes()
-        if key not in cache:
-            cache.clear()
-            y, ok, jac = fwd(p[None], sensitivities=True)
-            cache[key] = (y[0], bool(ok[0]), jac[0])
-        return cache[key]
+    evaluate = LastEvaluation(fwd)
 
     sd = targets.sd
     first = np.atleast_2d(space.nominal if x0 is None else np.asarray(x0, dtype=float))
@@ -248,18 +241,10 @@ def _laplace_exact(space, Jw, p):
 
 
 def _failed(form, space, targets, p, message, t0, fwd, *, nfev=0) -> CurveCalibration:
-    d, n = space.dim, len(targets)
-    nan_d = np.full(d, np.nan)
     return CurveCalibration(
-        x=np.array(p, dtype=float), success=False, status=2, message=message, form=form.name,
-        names=space.names, units=space.units, nominal=space.nominal.copy(),
-        lower=space.lower.copy(), upper=space.upper.copy(), prior_sd=nan_d,
-        posterior_sd=nan_d, covariance=np.full((d, d), np.nan),
-        correlation=np.full((d, d), np.nan), singular_values=np.array([]),
-        verdicts=("prior",) * d, at_bound=("",) * d, targets=targets,
-        prediction_nominal=np.full(n, np.nan), prediction=np.full(n, np.nan),
-        prediction_sd=np.full(n, np.nan), effective_parameters=np.nan, nfev=nfev,
-        n_solves=fwd.n_solves, elapsed=time.perf_counter() - t0, space_path=space.path)
+        **CurveCalibration.failed_fields(space, len(targets), p, message), form=form.name,
+        targets=targets, effective_parameters=np.nan, nfev=nfev, n_solves=fwd.n_solves,
+        elapsed=time.perf_counter() - t0)
 
 
 def calibrate_each(curves=None, *, model, form=None, specimens=None, modes=None,

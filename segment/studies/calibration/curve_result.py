@@ -4,12 +4,13 @@ error in degrees, per point and summarised (RMS, largest), with an information c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from segment.studies.calibration.curve_targets import CurveTargets
+from segment.studies.calibration.result import MapEstimate
 
 RMS_WARN_FACTOR = 3.0
 """A fit whose RMS exceeds this many times its points' SD does not fit its data: its Laplace
@@ -20,8 +21,8 @@ an RMS near 1 SD; 3 SD RMS is a residual sum of squares 9 times what the error m
 __all__ = ["CurveCalibration"]
 
 
-@dataclass(frozen=True, eq=False)
-class CurveCalibration:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CurveCalibration(MapEstimate):
     """Outcome of :func:`~segment.studies.calibration.curve_fit.calibrate_curves`.
 
     Attributes
@@ -56,33 +57,9 @@ class CurveCalibration:
         model), the ``k`` of :attr:`aic` and :attr:`bic`.
     """
 
-    x: np.ndarray
-    success: bool
-    status: int
-    message: str
     form: str
-    names: tuple[str, ...]
-    units: tuple[str, ...]
-    nominal: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    prior_sd: np.ndarray
-    posterior_sd: np.ndarray
-    covariance: np.ndarray
-    correlation: np.ndarray
-    singular_values: np.ndarray
-    verdicts: tuple[str, ...]
-    at_bound: tuple[str, ...]
     targets: CurveTargets
-    prediction_nominal: np.ndarray
-    prediction: np.ndarray
-    prediction_sd: np.ndarray
     effective_parameters: float
-    nfev: int
-    n_solves: int
-    elapsed: float
-    space_path: str = ""
-    extra: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ fit error
     @property
@@ -128,15 +105,6 @@ class CurveCalibration:
         return self._ic(math.log(self.n_points)) if self.n_points > 1 else math.nan
 
     # ------------------------------------------------------------------ tables
-    def parameters(self) -> pd.DataFrame:
-        """Prior vs posterior per parameter, with the identifiability verdict."""
-        return pd.DataFrame({
-            "parameter": self.names, "unit": self.units, "nominal": self.nominal,
-            "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
-            "MAP": self.x, "posterior_sd": self.posterior_sd,
-            "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
-            "at_bound": [b or "no" for b in self.at_bound]})
-
     def points(self) -> pd.DataFrame:
         """One row per target point: observed, published-nominal and calibrated rotation,
         residual [deg] and z (residual in target SDs)."""

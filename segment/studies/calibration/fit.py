@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from segment.studies.calibration.forward import Forward
+from segment.studies.calibration.forward import Forward, LastEvaluation
 from segment.studies.calibration.misfit import MISFIT_COLUMNS, _misfits
 from segment.studies.calibration.prior import _bounded_x0, _uniform_precision, prior_residual
 from segment.studies.calibration.result import (
@@ -83,15 +83,7 @@ def calibrate(model, targets=None, *, space=None, x0=None, misfit_check: bool = 
     space = load_space(space).for_model(model)
     targets = load_targets(targets)
     fwd = Forward(model, space, targets, n_threads=n_threads, cases=cases)
-    cache = {}
-
-    def evaluate(p):
-        key = p.tobytes()
-        if key not in cache:
-            cache.clear()
-            y, ok, jac = fwd(p[None], sensitivities=True)
-            cache[key] = (y[0], bool(ok[0]), jac[0])
-        return cache[key]
+    evaluate = LastEvaluation(fwd)
 
     sd = targets.sd
     start = _bounded_x0(space, x0)
@@ -149,15 +141,7 @@ def calibrate(model, targets=None, *, space=None, x0=None, misfit_check: bool = 
 def _failed(space, targets, p, message, t0, fwd):
     import time
 
-    d, n = space.dim, len(targets)
-    nan_d = np.full(d, np.nan)
     return CalibrationResult(
-        x=p, success=False, status=2, message=message, names=space.names, units=space.units,
-        nominal=space.nominal.copy(), lower=space.lower.copy(), upper=space.upper.copy(),
-        prior_sd=nan_d, posterior_sd=nan_d, covariance=np.full((d, d), np.nan),
-        correlation=np.full((d, d), np.nan), singular_values=np.array([]),
-        verdicts=("prior",) * d, at_bound=("",) * d, targets=targets,
-        prediction_nominal=np.full(n, np.nan), prediction=np.full(n, np.nan),
-        prediction_sd=np.full(n, np.nan), misfits=pd.DataFrame(columns=MISFIT_COLUMNS),
-        nfev=0, n_solves=fwd.n_solves, elapsed=time.perf_counter() - t0, space_path=space.path,
-        space=space)
+        **CalibrationResult.failed_fields(space, len(targets), p, message), targets=targets,
+        misfits=pd.DataFrame(columns=MISFIT_COLUMNS), nfev=0, n_solves=fwd.n_solves,
+        elapsed=time.perf_counter() - t0, space=space)

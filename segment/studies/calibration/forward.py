@@ -88,3 +88,22 @@ class Forward:
                 g = dd[:, load_idx, col, :]                          # (M, k, D)
                 jac[:, rows, :] = np.where(rot[None, :, None], np.degrees(g), g)
         return y, ok, jac
+
+
+class LastEvaluation:
+    """A forward model (:class:`Forward` or
+    :class:`~segment.studies.calibration.curve_forward.CurveForward`) at one parameter set
+    ``p`` (D,): ``(y, ok, jac)`` of that set, kept until another set is asked for (the
+    optimizer asks for the residual and its Jacobian at the same point one after the other)."""
+
+    def __init__(self, forward):
+        self.forward = forward
+        self._key = None
+        self._value = None
+
+    def __call__(self, p: np.ndarray):
+        key = p.tobytes()
+        if key != self._key:
+            y, ok, jac = self.forward(p[None], sensitivities=True)
+            self._key, self._value = key, (y[0], bool(ok[0]), jac[0])
+        return self._value

@@ -42,8 +42,67 @@ STATUS_MESSAGES = {
 }
 
 
-@dataclass(frozen=True, eq=False)
-class CalibrationResult:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MapEstimate:
+    """What a calibration to points and a calibration to curves both find: the MAP, its
+    Laplace posterior, the identifiability verdicts and the predictions at the targets (see
+    :class:`CalibrationResult` and
+    :class:`~segment.studies.calibration.curve_result.CurveCalibration`, which add what is
+    their own)."""
+
+    x: np.ndarray
+    success: bool
+    status: int
+    message: str
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    nominal: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    prior_sd: np.ndarray
+    posterior_sd: np.ndarray
+    covariance: np.ndarray
+    correlation: np.ndarray
+    singular_values: np.ndarray
+    verdicts: tuple[str, ...]
+    at_bound: tuple[str, ...]
+    prediction_nominal: np.ndarray
+    prediction: np.ndarray
+    prediction_sd: np.ndarray
+    nfev: int
+    n_solves: int
+    elapsed: float
+    space_path: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @staticmethod
+    def failed_fields(space, n_targets: int, p, message: str) -> dict:
+        """The fields of an estimate that found no MAP (status 2) at ``p``: NaN posterior
+        and predictions, every verdict ``"prior"``."""
+        d = space.dim
+        nan_d = np.full(d, np.nan)
+        return dict(x=np.array(p, dtype=float), success=False, status=2, message=message,
+                    names=space.names, units=space.units, nominal=space.nominal.copy(),
+                    lower=space.lower.copy(), upper=space.upper.copy(), prior_sd=nan_d,
+                    posterior_sd=nan_d.copy(), covariance=np.full((d, d), np.nan),
+                    correlation=np.full((d, d), np.nan), singular_values=np.array([]),
+                    verdicts=("prior",) * d, at_bound=("",) * d,
+                    prediction_nominal=np.full(n_targets, np.nan),
+                    prediction=np.full(n_targets, np.nan),
+                    prediction_sd=np.full(n_targets, np.nan), space_path=space.path)
+
+    def parameters(self) -> pd.DataFrame:
+        """Prior vs posterior per parameter, with the identifiability verdict."""
+        return pd.DataFrame({
+            "parameter": self.names, "unit": self.units, "nominal": self.nominal,
+            "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
+            "MAP": self.x, "posterior_sd": self.posterior_sd,
+            "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
+            "at_bound": [b or "no" for b in self.at_bound]})
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CalibrationResult(MapEstimate):
     """Outcome of :func:`calibrate` (scipy.optimize-style: it reports, it does not raise).
 
     Attributes
@@ -82,32 +141,8 @@ class CalibrationResult:
         :meth:`agreement` is this model's prediction).
     """
 
-    x: np.ndarray
-    success: bool
-    status: int
-    message: str
-    names: tuple[str, ...]
-    units: tuple[str, ...]
-    nominal: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    prior_sd: np.ndarray
-    posterior_sd: np.ndarray
-    covariance: np.ndarray
-    correlation: np.ndarray
-    singular_values: np.ndarray
-    verdicts: tuple[str, ...]
-    at_bound: tuple[str, ...]
     targets: Targets
-    prediction_nominal: np.ndarray
-    prediction: np.ndarray
-    prediction_sd: np.ndarray
     misfits: pd.DataFrame
-    nfev: int
-    n_solves: int
-    elapsed: float
-    space_path: str = ""
-    extra: dict = field(default_factory=dict)
     space: object = None
     """The :class:`~segment.studies.space.ParameterSpace` used (nominal values: the input
     model's)."""
@@ -116,15 +151,6 @@ class CalibrationResult:
     def misfit(self) -> bool:
         """True when some target is out of reach within the parameter ranges."""
         return bool(len(self.misfits)) and bool((~self.misfits["reachable"]).any())
-
-    def parameters(self) -> pd.DataFrame:
-        """Prior vs posterior per parameter."""
-        return pd.DataFrame({
-            "parameter": self.names, "unit": self.units, "nominal": self.nominal,
-            "lower": self.lower, "upper": self.upper, "prior_sd": self.prior_sd,
-            "MAP": self.x, "posterior_sd": self.posterior_sd,
-            "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
-            "at_bound": [b or "no" for b in self.at_bound]})
 
     def agreement(self) -> pd.DataFrame:
         """Before / after agreement per target."""
