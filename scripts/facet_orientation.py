@@ -37,7 +37,7 @@ import pandas as pd
 
 import segment
 from segment.core.io import data_dir
-from segment.studies.calibration.hierarchical import default_form_path
+from segment.studies.calibration.hierarchical_settings import default_form_path
 from segment.studies.forms import load_form
 from segment.studies.virtual_population import _rotations
 

@@ -33,7 +33,9 @@ import pandas as pd
 
 import segment
 from segment.studies import virtual_population as vp
-from segment.studies.calibration.hierarchical import NEW_LAB, fit_population, moroney_targets
+from segment.studies.calibration.hierarchical import fit_population
+from segment.studies.calibration.hierarchical_data import moroney_targets
+from segment.studies.calibration.hierarchical_settings import NEW_LAB
 from segment.studies.calibration.predictive import (
     BAND,
     crps_ensemble,
@@ -73,7 +75,7 @@ def main() -> None:
     # leave Moroney's laboratory out: Nightingale alone predicts it as a new laboratory
     fit = fit_population(model, data, moroney=False)
     mor = moroney_targets()
-    from segment.studies.calibration.hierarchical import Experiment
+    from segment.studies.calibration.hierarchical_forward import Experiment
 
     exps = tuple(Experiment(c, m, (1.8,)) for c, m in zip(mor["config"], mor["mode"],
                                                           strict=True))

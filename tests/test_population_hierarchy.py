@@ -11,15 +11,11 @@ import pytest
 
 import segment
 from segment.studies import virtual_population as vp
-from segment.studies.calibration.hierarchical import (
-    LABS,
-    NEW_LAB,
-    Experiment,
-    Forward,
-    _whiten,
-    fit_population,
-    load_hyperpriors,
-)
+from segment.studies.calibration.hierarchical import fit_population
+from segment.studies.calibration.hierarchical_data import _whiten
+from segment.studies.calibration.hierarchical_forward import Experiment, Forward
+from segment.studies.calibration.hierarchical_priors import load_hyperpriors
+from segment.studies.calibration.hierarchical_settings import LABS, NEW_LAB
 from segment.studies.calibration.predictive import baseline_curve, crps_ensemble
 from segment.studies.space import ParameterSpace
 from segment.studies.specimens import load_specimens
@@ -214,7 +210,7 @@ def test_committed_result_checks_and_members_load(tmp_path):
     res = vp.read_result()
     pop = res["population.csv"]
     assert len(pop) >= vp.MEMBERS
-    from segment.studies.calibration.hierarchical import default_form_path
+    from segment.studies.calibration.hierarchical_settings import default_form_path
     from segment.studies.forms import load_form
 
     form = load_form(default_form_path())

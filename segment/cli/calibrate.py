@@ -64,7 +64,7 @@ def register(sub) -> None:
                         "DIR/<specimen>/, and DIR/population.csv")
     p.add_argument("--specimen", metavar="NAME", default=None,
                    help="with --curves: calibrate to this specimen's curves only")
-    from segment.studies.calibration.hierarchical import LABS, NEW_LAB
+    from segment.studies.calibration.hierarchical_settings import LABS, NEW_LAB
 
     p.add_argument("--population", action="store_true",
                    help="calibrate one hierarchical population to every laboratory and mode "
@@ -265,7 +265,8 @@ def run_population(args, argv) -> int:
     import time
 
     from segment.studies import virtual_population as vp
-    from segment.studies.calibration.hierarchical import NEW_LAB, fit_population
+    from segment.studies.calibration.hierarchical import fit_population
+    from segment.studies.calibration.hierarchical_settings import NEW_LAB
     from segment.studies.specimens import load_specimens
 
     for option in ("curves", "targets", "space", "form", "specimen", "scheduler"):

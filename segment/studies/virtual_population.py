@@ -44,12 +44,8 @@ from segment._version import __version__
 from segment.core.io import data_dir, load_parameters
 from segment.core.validity import load_validity_limits
 from segment.solvers.ramp import ramp
-from segment.studies.calibration.hierarchical import (
-    CONFIGS,
-    NEW_LAB,
-    Experiment,
-    Forward,
-)
+from segment.studies.calibration.hierarchical_forward import Experiment, Forward
+from segment.studies.calibration.hierarchical_settings import CONFIGS, NEW_LAB
 from segment.studies.curves import MODES
 
 __all__ = [
@@ -448,7 +444,7 @@ def check_result(model, folder=None, *, members: int = 3) -> pd.DataFrame:
     the first ``members`` members re-solved (rotations at 1.8 N m in every mode, intact and
     posterior-removed) against ``population.csv``. One row per check: check, expected, got,
     ok."""
-    from segment.studies.calibration.hierarchical import default_form_path
+    from segment.studies.calibration.hierarchical_settings import default_form_path
     from segment.studies.forms import load_form
 
     res = read_result(folder)

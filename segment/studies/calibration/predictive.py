@@ -36,12 +36,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from segment.studies.calibration.hierarchical import (
-    NIGHTINGALE,
-    Forward,
-    _specimens,
-    fit_population,
-)
+from segment.studies.calibration.hierarchical import fit_population
+from segment.studies.calibration.hierarchical_data import _specimens
+from segment.studies.calibration.hierarchical_forward import Forward
+from segment.studies.calibration.hierarchical_settings import NIGHTINGALE
 
 __all__ = [
     "BAND",
