@@ -11,7 +11,8 @@ import pytest
 from conftest import central_jacobian
 
 import segment
-from segment.core.io import load_parameters, save_parameters
+from segment.core.io import load_parameters
+from segment.core.save import save_parameters
 from segment.elements.facet import SAGITTAL_NEUTRAL_DEG, FacetJoint, c6_normals
 from segment.elements.loads import Load
 from segment.studies.packing import complex_step_reference

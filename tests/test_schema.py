@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import segment
-from segment.core.io import data_dir, load_parameters, save_parameters
+from segment.core.io import data_dir, load_parameters
 from segment.core.laws import RestLength
+from segment.core.save import save_parameters
 from segment.core.schema import COLUMNS, FIELDS, Column, Field, register
 from segment.core.tables import POSITIVE, PlausibleRange
 from segment.elements.tangent import L_L0

@@ -7,7 +7,7 @@ Two kinds of row:
   unit, the factor to the package's units (mm, N, N mm, rad, s, kg, kg mm^2), its hard limit
   (an error whatever ``strict`` says) and its plausible range (an error, or with
   ``strict=False`` a warning; :data:`COLUMNS`). The readers of :mod:`segment.core.io` check
-  every number against its row, and :func:`segment.core.io.save_parameters` writes every
+  every number against its row, and :func:`segment.core.save.save_parameters` writes every
   column whose row can ``get`` its value from a model.
 * a :class:`Field` is a parameter a study can vary (:mod:`segment.studies.space`): the kind of
   element, its name and unit as a parameter-space file writes them, the table column it

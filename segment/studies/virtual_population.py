@@ -356,10 +356,10 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
 def write_members(models, base, out, *, note: str, limits: pd.DataFrame,
                   source_dir=None) -> list[Path]:
     """One data folder per model at ``out/member_NNN/``
-    (:func:`segment.core.io.save_parameters`: the tables of ``source_dir``, the packaged
+    (:func:`segment.core.save.save_parameters`: the tables of ``source_dir``, the packaged
     ``data/`` by default, with each model's values; each changed row's source says so,
     ``note``, and keeps the original after "was:"), with the validity limits ``limits``."""
-    from segment.core.io import save_parameters
+    from segment.core.save import save_parameters
 
     src = data_dir() if source_dir is None else Path(source_dir)
     header, rows = _limits_rows(src, limits)

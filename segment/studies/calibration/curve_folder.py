@@ -61,8 +61,8 @@ def write_curve_calibration(fit: CurveCalibration, out, *, form=None, source_dir
     ValueError
         When the fit did not converge (nothing is written).
     """
-    from segment.core.io import save_parameters
     from segment.core.published import c5c6
+    from segment.core.save import save_parameters
 
     if not fit.success:
         raise ValueError(f"the calibration of {fit.targets.label} did not converge "

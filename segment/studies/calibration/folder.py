@@ -123,7 +123,7 @@ _ROW_KEY = {"ligaments.csv": "name", "facets.csv": "side", "disc_translational.c
 
 
 def _settings(space, result):
-    """``row_note`` of :func:`~segment.core.io.save_parameters`: the calibrated parameters
+    """``row_note`` of :func:`~segment.core.save.save_parameters`: the calibrated parameters
     that set a row, ``"l0_ALL = 18.475; stiffness_ALL = 1.19991"``, in the space's order."""
     by_key: dict[str, list[str]] = {}
     for j, name in enumerate(space.names):
@@ -162,8 +162,8 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
 
     Returns the written files.
     """
-    from segment.core.io import save_parameters
     from segment.core.published import c5c6
+    from segment.core.save import save_parameters
 
     src = data_dir() if source_dir is None else Path(source_dir)
     out = Path(out)
