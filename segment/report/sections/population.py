@@ -56,7 +56,7 @@ def write(rep, s) -> None:
     first = frame[~frame["ignore"]].groupby(["specimen", "mode"])["moment_Nm"].min()
     cor = curves.corridor()
     lo_level, hi_level = cor["moment_Nm"].min(), cor["moment_Nm"].max()
-    at = curves.corridor(min_specimens=1)
+    at = curves.corridor(min_specimens=2)
     at18 = at[np.isclose(at["moment_Nm"], 1.8)].set_index("mode")
     rep.text(
         f"Nightingale et al. (2002, J Biomech 35:725–732) tested {n_spec} female C5–C6 motion "
