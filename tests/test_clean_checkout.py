@@ -1,7 +1,6 @@
 """The main job leaves a checkout clean: `segment validate` rewrites only identical files."""
 
 import pytest
-
 from conftest import git
 
 pytestmark = pytest.mark.slow  # the main job in a fresh copy
