@@ -22,7 +22,7 @@ import numpy as np
 from _common import emit, progress
 
 import segment
-from segment.batch import random_loads, solve_many
+from segment.solvers.batch import random_loads, solve_many
 
 TARGET_PER_S = 10_000
 

@@ -3,7 +3,7 @@ posterior samples <= 60 s on 2 cores).
 
 Ratios are measured in one run on the same machine:
 
-* ``map``: ``segment.calibration.calibrate`` (exact sensitivities as the Jacobian, the
+* ``map``: ``segment.studies.calibration.calibrate`` (exact sensitivities as the Jacobian, the
   misfit analysis off) against the same least-squares problem with scipy's 2-point
   finite-difference Jacobian (``jac="2-point"``, 21 extra solves per Jacobian).
 * ``posterior``: ``sample_posterior`` with ``--samples`` draws (the walkers' halves evaluated
@@ -28,8 +28,8 @@ import numpy as np
 from _common import emit, median_time
 
 import segment
-from segment import calibration as cal
-from segment.space import load_space
+from segment.studies import calibration as cal
+from segment.studies.space import load_space
 
 TARGET_MAP_S = 2.0
 TARGET_SAMPLES_S = 60.0

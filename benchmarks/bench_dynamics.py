@@ -3,7 +3,7 @@
 For each of the nine Moroney cases, in one process after a warm-up that compiles the numba
 kernels, the median wall time of reaching the static equilibrium
 
-* by ``segment.dynamics.relax``: C5 at rest, the load applied as a step, Radau with our
+* by ``segment.solvers.dynamics.relax``: C5 at rest, the load applied as a step, Radau with our
   Jacobian and all of the paper's damping, until the scaled residual and the scaled damping
   force are both below 1e-6 (the MADYMO-style route);
 * by ``segment.solve`` (Newton),
@@ -37,8 +37,8 @@ import numpy as np
 from _common import emit, median_time, progress
 
 import segment
-from segment.dynamics import RELAX_TOL, relax
-from segment.equilibrium import DEFAULT_TOL
+from segment.core.newton import DEFAULT_TOL
+from segment.solvers.dynamics import RELAX_TOL, relax
 
 PAPER_RATIO = 350.0
 

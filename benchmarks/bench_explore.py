@@ -1,6 +1,6 @@
 """Benchmark the explorer's update path: warm-started solve + in-place scene update.
 
-Drives :class:`segment.viz.Explorer` off-screen with random slider changes (one slider per
+Drives :class:`segment.views.viz.Explorer` off-screen with random slider changes (one slider per
 step, as a user dragging) and prints JSON with the median and 90th-percentile times [ms] of
 
 * ``solve``: the warm-started equilibrium,
@@ -23,7 +23,8 @@ os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkOSOpenGLRenderWindow")
 import numpy as np
 from _common import emit, progress
 
-from segment.viz import SLIDERS, Explorer
+import segment
+from segment.views.desktop import SLIDERS, Explorer
 
 TARGET_MS = 50.0
 
@@ -38,7 +39,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=None, help="also write the JSON to this file")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    ex = Explorer(off_screen=True, size=tuple(args.size), render=False,
+    ex = Explorer(segment.c5c6(), off_screen=True, size=tuple(args.size), render=False,
                   geometry=args.geometry)
     ex.update(render=True)  # warm-up: compiled kernels, first render
     ex.timings.clear()

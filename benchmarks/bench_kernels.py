@@ -2,15 +2,16 @@
 
 Times, at each of the nine Moroney equilibria, in a numba loop (no Python call overhead):
 
-* ``residual``: the real-arithmetic residual of :mod:`segment.tangent` (line-search trials);
-* ``tangent``: residual and exact Jacobian of :mod:`segment.tangent` (the solver's);
+* ``residual``: the real-arithmetic residual of :mod:`segment.elements.tangent` (line-search
+  trials);
+* ``tangent``: residual and exact Jacobian of :mod:`segment.elements.tangent` (the solver's);
 * ``complex_step``: residual and Jacobian by six complex-step evaluations of the whole segment
-  (:func:`segment.model._residual_jacobian_complex_step`, the solver's Jacobian before);
+  (:func:`segment.core.residual._residual_jacobian_complex_step`, the solver's Jacobian before);
 
 and the ratio complex_step / tangent; and, for each facet joint, the contact with its five
 directional derivatives (the tangent's largest part) by one dual-number evaluation
-(:mod:`segment.facet_dual`) against five complex-step evaluations of ``facet._contact`` (how
-:mod:`segment.tangent` did it before), all in the same run.
+(:mod:`segment.elements.facet_dual`) against five complex-step evaluations of
+``facet._contact`` (how :mod:`segment.elements.tangent` did it before), all in the same run.
 
     python benchmarks/bench_kernels.py [--n 100000] [--out FILE]
 """
@@ -28,11 +29,11 @@ from _common import emit, progress
 from numba import njit
 
 import segment
-from segment._dual import const
-from segment.facet import _contact
-from segment.facet_dual import _contact_dual
-from segment.kinematics import pose
-from segment.model import _residual, _residual_jacobian, _residual_jacobian_complex_step
+from segment.core.residual import _residual, _residual_jacobian, _residual_jacobian_complex_step
+from segment.elements.dual import const
+from segment.elements.facet import _contact
+from segment.elements.facet_dual import contact_dual
+from segment.elements.kinematics import pose
 
 
 @njit(cache=False)
@@ -102,7 +103,7 @@ def _facet_dual(c, nrm, r1, c2, n2, r2, blend, seeds, n):
         nd = ((nrm[0], 0.0, 0.0, 0.0, seeds[3, 0], seeds[4, 0]),
               (nrm[1], 0.0, 0.0, 0.0, seeds[3, 1], seeds[4, 1]),
               (nrm[2], 0.0, 0.0, 0.0, seeds[3, 2], seeds[4, 2]))
-        u, point, direction = _contact_dual(cd, nd, r1, c2d, n2d, r2, const(blend), False)
+        u, point, direction = contact_dual(cd, nd, r1, c2d, n2d, r2, const(blend), False)
         for b in range(6):       # use every value and derivative slot
             s += u[b]
             for k in range(3):

@@ -45,7 +45,7 @@ import numpy as np
 from _common import emit
 
 import segment
-from segment.dynamics import BaseExcitation, free_rigid_body, mass_matrix, simulate
+from segment.solvers.dynamics import BaseExcitation, free_rigid_body, mass_matrix, simulate
 
 FREE_INERTIA = (0.23, 0.30, 0.45)
 FREE_OMEGA = (20.0, -10.0, 300.0)
@@ -78,7 +78,7 @@ def free_body(n_steps: int) -> dict:
 def free_c5(model, t_end: float) -> dict:
     """C5 without elements, spun at (10, -5, 3) mm/s and (20, -10, 300) rad/s about the joint
     axes, through ``simulate``: Radau (default and tight tolerances) vs LSV."""
-    from segment.dynamics import angular_momentum, kinetic_energy
+    from segment.solvers.dynamics import angular_momentum, kinetic_energy
 
     free = model.replace(ligaments=(), facets=())
     qd0 = np.array([10.0, -5.0, 3.0, 20.0, -10.0, 300.0])

@@ -25,8 +25,8 @@ from _common import emit, median_time
 from numba import njit
 
 import segment
-from segment.core.model import _residual_jacobian
 from segment.core.newton import _solve_kernel
+from segment.core.residual import _residual_jacobian
 from segment.solvers.batch import _as_loads
 from segment.studies.packing import complex_step_reference
 from segment.studies.sensitivity import (

@@ -18,8 +18,8 @@ import os
 import numpy as np
 
 import segment
-from segment.sets import solve_sets
-from segment.space import load_space
+from segment.studies.sets import solve_sets
+from segment.studies.space import load_space
 
 
 def main(argv=None) -> int:

@@ -3,7 +3,7 @@
 All ratios are measured in one run on the same machine:
 
 * ``sets``: M parameter sets (drawn from data/parameter_space.csv) x the nine cases with
-  ``segment.sets.solve_sets`` (one compiled launch per 4096 sets, unloaded equilibria
+  ``segment.studies.sets.solve_sets`` (one compiled launch per 4096 sets, unloaded equilibria
   included), against looping ``segment.solve_many`` over one ``Segment`` per set
   (``space.apply``) on the first ``--baseline-sets`` of the same sets. Targets: >= 150,000
   equilibria/s on 2 cores, >= 3x the loop.
@@ -11,7 +11,7 @@ All ratios are measured in one run on the same machine:
   every equilibrium) against the same solve without, in ``--sens-rounds`` interleaved rounds
   (plain, with, plain, with, ...: both arms under the same machine load); the ratio of the
   median times. Target: <= 2x the solve.
-* ``sobol``: ``segment.sobol.sobol_study`` with >= ``--sobol-n`` evaluations x nine cases
+* ``sobol``: ``segment.studies.sobol.sobol_study`` with >= ``--sobol-n`` evaluations x nine cases
   (sampling, solving, indices with bootstrap). Target: <= 30 s for 1e5.
 
     python benchmarks/bench_study.py [--sets 20000] [--baseline-sets 300]
@@ -32,9 +32,9 @@ import numpy as np
 from _common import emit
 
 import segment
-from segment.sets import solve_sets
-from segment.sobol import sobol_study
-from segment.space import load_space
+from segment.studies.sets import solve_sets
+from segment.studies.sobol import sobol_study
+from segment.studies.space import load_space
 
 TARGET_RATE = 150_000
 TARGET_LOOP_RATIO = 3.0

@@ -27,6 +27,7 @@ import argparse
 import numpy as np
 from _common import emit, progress
 
+import segment
 from segment.views import web
 from segment.views._chromium import chromium_path, headless_page
 from segment.views.session import CONTROLS
@@ -46,7 +47,7 @@ def _stats(x) -> dict:
 def measure(geometry: str, args) -> dict:
     """Slider moves in one page showing ``geometry``'s bones (the same moves for each)."""
     rng = np.random.default_rng(args.seed)
-    server = web.start(port=0, geometry=geometry)
+    server = web.start({"intact": segment.c5c6()}, port=0, geometry=geometry)
     latency, drawn, failed = [], [], 0
     try:
         with headless_page(width=args.size[0], height=args.size[1]) as page:

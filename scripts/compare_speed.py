@@ -31,7 +31,7 @@ def worker() -> None:
     import numpy as np
 
     import segment
-    from segment.batch import random_loads, solve_many
+    from segment.solvers.batch import random_loads, solve_many
 
     model = segment.c5c6()
     _ = model.unloaded

@@ -219,7 +219,7 @@ def solver_probes() -> dict[str, tuple[bool, str]]:
 
 
 def contact_probes() -> dict[str, tuple[bool, str]]:
-    from segment.facet import Disc, disc_contact
+    from segment.elements.facet import Disc, disc_contact
 
     def finite_or_range_error(d1, d2, check=None):
         def probe():
@@ -1037,13 +1037,14 @@ def population_probes(workdir: Path) -> dict[str, tuple[str, str]]:
 
     from segment.studies.population import Population
 
+    model = segment.c5c6()
     out = {}
     for k, (name, (edit, line, column)) in enumerate(im.POPULATION_CSV_FAULTS.items()):
         path = im.curve_population(workdir / f"csv_{k}", edit)
         if name == "converged = no counts":
             def probe(p=path):
                 try:
-                    pop = Population.from_csv(p)
+                    pop = Population.from_csv(p, model)
                 except Exception as exc:
                     return "B", f"{type(exc).__name__}: {exc}"[:300]
                 return (("ok", f"members {pop.names}") if "B04" not in pop.names else
@@ -1051,14 +1052,14 @@ def population_probes(workdir: Path) -> dict[str, tuple[str, str]]:
             out[f"from_csv: {name}"] = probe()
             continue
         words = [path.name] + ([f"line {line}"] if line else []) + ([column] if column else [])
-        out[f"from_csv: {name}"] = _api_verdict(lambda p=path: Population.from_csv(p), words)
+        out[f"from_csv: {name}"] = _api_verdict(lambda p=path: Population.from_csv(p, model), words)
     reference = im.virtual_population(workdir / "members")
     for k, (name, (edit, words)) in enumerate(im.POPULATION_FOLDER_FAULTS.items()):
         folder = workdir / f"folder_{k}"
         shutil.copytree(reference, folder)
         edit(folder)
-        out[f"from_folders: {name}"] = _api_verdict(lambda f=folder: Population.from_folders(f),
-                                                    words)
+        out[f"from_folders: {name}"] = _api_verdict(
+            lambda f=folder: Population.from_folders(f, model), words)
     return out
 
 

@@ -30,12 +30,13 @@ True
 
 from __future__ import annotations
 
-from types import MappingProxyType
+import importlib
 
-from segment import _aliases
-from segment.core.build import c5c6
+from segment._version import __version__ as __version__
 from segment.core.io import LIGAMENT_NAMES, load_parameters
 from segment.core.model import Segment
+from segment.core.newton import EquilibriumResult
+from segment.core.published import LOAD_CASES, c5c6
 from segment.elements.disc import DOF_NAMES, DiscStiffness
 from segment.elements.facet import ContactLaw, Disc, FacetJoint, disc_contact
 from segment.elements.kinematics import ReferencePose
@@ -43,7 +44,7 @@ from segment.elements.ligament import Ligament, TrilinearCurve
 from segment.elements.loads import Load
 from segment.elements.restraint import PointRestraint
 from segment.solvers.batch import BatchResult, solve_many
-from segment.solvers.equilibrium import EquilibriumResult, solve
+from segment.solvers.equilibrium import solve
 from segment.solvers.ramp import RampResult, ramp
 
 __all__ = [
@@ -82,8 +83,8 @@ __all__ = [
     "solve_sets",
     "uncertainty_bands",
 ]
-# relax, simulate, disc_plane_drop (segment.dynamics) and uncertainty_bands
-# (segment.uncertainty) are imported on first use: they pull in scipy.integrate.
+# relax, simulate, disc_plane_drop (segment.solvers.dynamics) and uncertainty_bands
+# (segment.studies.uncertainty) are imported on first use: they pull in scipy.integrate.
 
 _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          "disc_plane_drop": "solvers.dynamics", "uncertainty_bands": "studies.uncertainty",
@@ -97,23 +98,7 @@ _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          "compare_states": "studies.compare"}
 
 
-_aliases.install()   # segment.model, segment.equilibrium, ... (the flat layout of 0.2)
-
-
 def __getattr__(name):
-    if name in _aliases.MOVED or name in ("report", "cli"):
-        # `segment.model` (or the report) without importing it first, as before
-        import importlib
-
-        return importlib.import_module(f"segment.{name}")
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(f"segment.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'segment' has no attribute {name!r}")
-
-
-__version__ = "0.2.0"
-
-LOAD_CASES = MappingProxyType(load_parameters().load_cases)
-"""The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""

@@ -19,11 +19,11 @@ MAX_SEED = 2 ** 32 - 1
 # Upper bounds of counts, here so that the command line states them without importing the
 # studies; each is explained where it is used.
 MAX_STRIPS = 100
-"""Strips per ligament: :data:`segment.ligament.MAX_STRIPS`."""
+"""Strips per ligament: :data:`segment.elements.ligament.MAX_STRIPS`."""
 MAX_EVALUATIONS = 10 ** 8
-"""Evaluations of one Sobol study: :data:`segment.sobol.MAX_EVALUATIONS`."""
+"""Evaluations of one Sobol study: :data:`segment.studies.sobol.MAX_EVALUATIONS`."""
 MAX_DRAWS = 10 ** 8
-"""Posterior draws of one MCMC run: :data:`segment.calibration.posterior.MAX_DRAWS`."""
+"""Posterior draws of one MCMC run: :data:`segment.studies.calibration.posterior.MAX_DRAWS`."""
 MEMORY_FRACTION = 0.8
 """A study may use at most this share of the memory available when it starts (the rest is
 for the interpreter, numba and the other processes of the machine)."""

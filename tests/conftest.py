@@ -1,4 +1,4 @@
-"""Shared fixtures. (segment.viz chooses VTK's off-screen window itself, per plotter.)"""
+"""Shared fixtures. (segment.views.viz chooses VTK's off-screen window itself, per plotter.)"""
 
 import importlib.util
 import os

@@ -315,7 +315,7 @@ MUTATIONS: tuple[Mutation, ...] = (
 
 
 def fingerprint(params) -> np.ndarray:
-    """Every number of a :class:`segment.io.ModelParameters` as one flat array."""
+    """Every number of a :class:`segment.core.io.ModelParameters` as one flat array."""
     parts = [params.reference.s0, params.reference.R0.ravel(), params.disc.k_positive,
              params.disc.k_negative, params.disc.damping]
     for lig in params.ligaments:

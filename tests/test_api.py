@@ -1,12 +1,12 @@
-"""Python API conveniences of issue 15: short reprs, scipy-style names, to_frame, solve_many
-units, plotting into the caller's axes / plotter, progress bars."""
+"""Python API conveniences of issue 15: short reprs, to_frame, solve_many units, plotting into
+the caller's axes / plotter, progress bars; one spelling per result field (issue 29)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import segment
-from segment import dynamics
+from segment.solvers import dynamics
 
 REPR_MAX_CHARS = 200          # "short": one line, not the 3,000 characters of a dataclass dump
 
@@ -38,20 +38,25 @@ def test_result_past_its_limits_repr_says_so(model):
     assert "FL" in text
 
 
-def test_scipy_style_aliases(flx):
-    np.testing.assert_array_equal(flx.x, flx.q)
-    assert flx.success is flx.converged and flx.nit == flx.iterations
+SECOND_SPELLINGS = ("x", "success", "nit")   # of q, converged, iterations: removed in 0.2
+
+
+def test_results_spell_each_field_once(model, flx):
+    batch = segment.solve_many(model, [segment.LOAD_CASES["FLX"]], progress=False)
+    relaxed = dynamics.relax(model, segment.LOAD_CASES["FLX"])
+    for result in (flx, batch, relaxed):
+        assert all(hasattr(result, name) for name in ("q", "converged")), result
+        assert not [n for n in SECOND_SPELLINGS if hasattr(result, n)], type(result).__name__
 
 
 def test_to_frame_is_the_table(flx):
     pd.testing.assert_frame_equal(flx.to_frame(), flx.table())
 
 
-def test_batch_result_repr_aliases_and_frame(model):
+def test_batch_result_repr_and_frame(model):
     r = segment.solve_many(model, list(segment.LOAD_CASES.values()), progress=False)
     assert repr(r).startswith("BatchResult(9 equilibria (9), 9 converged, 0 failed, ")
     assert len(repr(r)) < REPR_MAX_CHARS
-    assert r.x is r.q and r.success is r.converged and r.nit is r.iterations
     pd.testing.assert_frame_equal(r.to_frame(), r.frame())
 
 
@@ -80,7 +85,7 @@ def test_solve_many_unit_errors_are_plain(model, kwargs, message):
 
 
 def test_progress_bar_only_when_asked(model, capsys):
-    loads = segment.batch.random_loads(50)
+    loads = segment.solvers.batch.random_loads(50)
     segment.solve_many(model, loads, progress=True)
     assert "solve_many" in capsys.readouterr().err
     segment.solve_many(model, loads, progress=False)
@@ -94,12 +99,11 @@ def test_simulation_and_relaxation_reprs(model):
     assert repr(sim).startswith("SimulationResult(5 output times to t = 0.01 s, success=True")
     assert sim.to_frame() is sim.frame
     rel = dynamics.relax(model, segment.LOAD_CASES["FLX"])
-    assert repr(rel) == f"RelaxationResult({rel.message})" and rel.x is rel.q
-    assert rel.success is rel.converged
+    assert repr(rel) == f"RelaxationResult({rel.message})"
 
 
 def test_uncertainty_repr_and_frame(model):
-    from segment.uncertainty import uncertainty_bands
+    from segment.studies.uncertainty import uncertainty_bands
 
     u = uncertainty_bands(model, n_samples=4, stiffness_spread=0.2, seed=1, progress=False)
     assert repr(u).startswith("UncertaintyResult(4 sampled models x ")
@@ -121,9 +125,10 @@ def test_plot_disc_plane_draws_into_the_callers_axes():
 
 
 def test_viz_plot_draws_into_the_callers_plotter(flx):
-    from segment import viz
+    from segment.views import viz
+    from segment.views.render import _new_plotter
 
-    pl = viz._new_plotter(off_screen=True, window_size=(64, 48), shape=(1, 2))
+    pl = _new_plotter(off_screen=True, window_size=(64, 48), shape=(1, 2))
     try:
         pl.subplot(0, 1)
         assert viz.plot(flx, plotter=pl) is pl

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.batch import random_loads, solve_many
+from segment.solvers.batch import random_loads, solve_many
 
 # Both solvers stop at a scaled residual of 1e-10 (2e-9 N, 1.8e-7 N mm); the equilibria they
 # reach therefore agree to far better than this.

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import segment
-from segment import calibration as cal
-from segment.calibration import (
+from segment.studies import calibration as cal
+from segment.studies.calibration import (
     Targets,
     calibrate,
     load_targets,
@@ -22,8 +22,8 @@ from segment.calibration import (
     split_rhat,
     write_calibrated,
 )
-from segment.space import load_space
 from segment.studies.calibration.targets import _frozen
+from segment.studies.space import load_space
 
 Z95 = 1.959963984540054
 # finite differences of re-solved equilibria vs the exact dy/dp (as tests/test_sensitivity.py)
@@ -551,7 +551,7 @@ def test_reference_points_follow_the_c6_body_of_the_geometry_file(tmp_path):
     np.testing.assert_allclose(refs["superior endplate centre"], [0.0, 6.0])
     np.testing.assert_allclose(refs["posterior-superior corner"], [-8.0, 6.0])
     np.testing.assert_allclose(refs["anterior-superior corner"], [8.0, 6.0])
-    rows = list(csv.reader(open(segment.io.data_dir() / "vertebra_geometry.csv",
+    rows = list(csv.reader(open(segment.core.io.data_dir() / "vertebra_geometry.csv",
                                 encoding="utf-8")))
     i = next(k for k, r in enumerate(rows) if r[:2] == ["C6", "body"])
     rows[i][rows[0].index("z1_mm")] = "7.5"
@@ -586,17 +586,18 @@ def test_icr_comparison_verdicts_follow_the_published_ci(model):
     assert 0.0 < c[1] < 17.4 and c[0] < 8.0
 
 
-def test_readme_quotes_the_shipped_posterior_diagnostics():
-    """The README's convergence numbers are those of the shipped posterior_diagnostics.csv
-    (regenerating the set with another chain must update the README too)."""
+def test_the_docs_quote_the_shipped_posterior_diagnostics():
+    """The calibration page's convergence numbers are those of the shipped
+    posterior_diagnostics.csv (regenerating the set with another chain must update the page
+    too)."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    text = " ".join(readme.split())
+    page = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text()
+    text = " ".join(page.split())
     m = re.search(r"max split-R-hat ([\d.]+), kept chain at least ([\d.]+) autocorrelation "
                   r"times, effective sample size at least (\d+) per parameter", text)
-    assert m, "README sentence on the shipped chain's convergence not found"
+    assert m, "docs/calibration.md sentence on the shipped chain's convergence not found"
     d = pd.read_csv(cal.shipped_calibrated_dir() / "posterior_diagnostics.csv")
     assert float(m.group(1)) == round(d.rhat.max(), 3)
     assert float(m.group(2)) == round(d.kept_over_autocorr.min(), 1)

@@ -17,8 +17,8 @@ import pytest
 
 import segment
 from segment import cli
-from segment import io as sio
-from segment.facet import REGIMES
+from segment.core import io as sio
+from segment.elements.facet import REGIMES
 
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
@@ -337,7 +337,7 @@ def test_non_converged_rows_say_so_in_place_of_numbers(capsys, monkeypatch):
     def one_iteration(model, load, **kw):
         return real(model, load, max_iterations=1)
 
-    monkeypatch.setattr(segment, "solve", one_iteration)
+    monkeypatch.setattr(segment.cli.solve, "solve", one_iteration)   # the command's solve
     code, out, _ = run(capsys, "solve", "FLX")
     assert code == 1
     row = next(line for line in out.splitlines() if line.startswith("FLX"))
@@ -418,14 +418,17 @@ BAD_OUTPUTS = {
 @pytest.mark.parametrize(("argv", "why"), BAD_OUTPUTS.values(), ids=BAD_OUTPUTS.keys())
 def test_bad_output_paths_fail_before_any_work(capsys, tmp_path, monkeypatch, argv, why):
     """The error comes before solving: solve, simulate and the report are never called."""
-    import segment.dynamics
+    import segment.cli
     import segment.report
+    import segment.solvers.dynamics
 
     def forbidden(*a, **k):
         raise AssertionError("work started before the output path was checked")
 
-    monkeypatch.setattr(segment, "solve", forbidden)
-    monkeypatch.setattr(segment.dynamics, "simulate", forbidden)
+    for command in (segment.cli.solve, segment.cli.views, segment.cli.simulate,
+                    segment.cli.export):          # each command's own name for solve
+        monkeypatch.setattr(command, "solve", forbidden)
+    monkeypatch.setattr(segment.solvers.dynamics, "simulate", forbidden)
     monkeypatch.setattr(segment.report, "build_report", forbidden)
     (tmp_path / "file").write_text("x")
     (tmp_path / "folder").mkdir()
@@ -530,7 +533,7 @@ def test_sensitivity_sobol_writes_indices_and_heat_maps(tmp_path, capsys):
 
 def test_sensitivity_tornado_and_bad_space_file(tmp_path, capsys):
     from segment.cli import main as cli_main
-    from segment.space import default_space_path
+    from segment.studies.space import default_space_path
 
     code = cli_main(["sensitivity", "--method", "tornado", "--out", str(tmp_path / "t")])
     assert code == 0 and (tmp_path / "t" / "tornado.csv").exists()

@@ -48,7 +48,7 @@ def test_the_issues_command_prints_e_r_and_writes_the_history(capsys, tmp_path, 
                 "c6_space_dx_mm", "c5_space_dx_mm", "c5_space_vx_mm_per_s", "ivr_phi_y_deg",
                 "e_R_eq55", "work_transport_Nmm"):
         assert col in frame.columns, col
-    pulse = segment.dynamics.BaseExcitation.triangular(peak_g=8.5, duration_s=0.105)
+    pulse = segment.solvers.dynamics.BaseExcitation.triangular(peak_g=8.5, duration_s=0.105)
     np.testing.assert_allclose(frame["c6_ax_g"], pulse.acceleration(frame["t_s"])[:, 0] / 9810,
                                rtol=1e-12, atol=1e-12)
     # the printed extremes are the history's, relative to the pose at t = 0
@@ -137,8 +137,8 @@ def test_bad_options_are_one_line_errors(capsys, tmp_path, monkeypatch, extra, w
     def forbidden(*a, **k):
         raise AssertionError("the simulation started before the options were checked")
 
-    import segment.dynamics
-    monkeypatch.setattr(segment.dynamics, "simulate", forbidden)
+    import segment.solvers.dynamics
+    monkeypatch.setattr(segment.solvers.dynamics, "simulate", forbidden)
     argv = extra if extra[:1] == ["simulate"] else [*DONE_WHEN[:3], *extra]
     assert_one_line_error(*run(capsys, *argv), why)
     assert not (tmp_path / "simulate_history.csv").exists()

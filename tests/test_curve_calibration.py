@@ -258,7 +258,7 @@ def test_folder_is_complete_loadable_and_the_map(tmp_path, model, curves):
     for mode in ("flexion", "extension"):
         lv = np.round(np.arange(15, 36) * 0.1, 1)
         a = model_curve(loaded, mode, lv)["rotation_deg"]
-        b = model_curve(calibrated_model(fit), mode, lv)["rotation_deg"]
+        b = model_curve(calibrated_model(fit, model=model), mode, lv)["rotation_deg"]
         np.testing.assert_allclose(a, b, atol=FOLDER_ATOL_DEG)
     inputs = pd.read_csv(out / INPUTS_FILE).set_index("key")["value"]
     assert inputs["curves_sha256"] == curves.sha256
@@ -348,7 +348,7 @@ def test_population_posterior_runs(model, curves):
     from segment.studies.calibration.curve_posterior import sample_curve_posterior
 
     fit = calibrate_curves(curves, form="reference-strain", model=model)
-    post = sample_curve_posterior(fit, samples=320, n_threads=1)
+    post = sample_curve_posterior(fit, samples=320, n_threads=1, model=model)
     assert post.chain.shape == (10, 32, 5)
     s = post.samples
     assert np.all(np.isfinite(s))

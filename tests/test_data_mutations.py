@@ -100,7 +100,7 @@ def test_parse_number_rejects_what_people_do_not_mean(text, hint):
 
 
 def test_python_float_would_accept_what_parse_number_rejects():
-    # why segment.io has its own parser: float() reads "0_58" as 58 and any Unicode digits
+    # why segment.core.io has its own parser: float() reads "0_58" as 58 and any Unicode digits
     assert float("0_58") == 58.0
     assert float("٠.٥٨") == 0.58
 

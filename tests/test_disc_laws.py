@@ -10,7 +10,7 @@ from conftest import central_jacobian
 
 import segment
 from segment.core.residual import _residual_jacobian_complex_step
-from segment.elements.disc import FW35_X_CAP, _disc_law, _disc_law_energy
+from segment.elements.disc import FW35_X_CAP, disc_energy, disc_restoring
 
 K_POS, K_NEG = 12000.0, 18000.0          # N mm/rad, as phi_y of Table 2 (0.21, 0.32 N m/deg)
 NZ = np.array([1.0, 0.08, 0.04, 0.1])   # code, zone +, zone - [rad], ratio
@@ -56,11 +56,11 @@ def _samples(row):
 def test_slope_is_the_derivative_of_the_moment(name):
     row = LAWS[name]
     for x in _samples(row):
-        _m, slope = _disc_law(row, x, K_POS, K_NEG)
-        fd = (_disc_law(row, x + FD_STEP, K_POS, K_NEG)[0]
-              - _disc_law(row, x - FD_STEP, K_POS, K_NEG)[0]) / (2 * FD_STEP)
+        _m, slope = disc_restoring(row, x, K_POS, K_NEG)
+        fd = (disc_restoring(row, x + FD_STEP, K_POS, K_NEG)[0]
+              - disc_restoring(row, x - FD_STEP, K_POS, K_NEG)[0]) / (2 * FD_STEP)
         assert slope == pytest.approx(fd, rel=FD_RTOL), x
-        cs = _disc_law(row.astype(complex), complex(x, 1e-30), K_POS, K_NEG)[0].imag / 1e-30
+        cs = disc_restoring(row.astype(complex), complex(x, 1e-30), K_POS, K_NEG)[0].imag / 1e-30
         assert slope == pytest.approx(cs, rel=1e-13), x
 
 
@@ -68,12 +68,12 @@ def test_slope_is_the_derivative_of_the_moment(name):
 def test_continuous_across_every_kink_restoring_and_hardening(name):
     row = LAWS[name]
     for k in _kinks(row):
-        lo = _disc_law(row, k - 1e-12, K_POS, K_NEG)[0]
-        hi = _disc_law(row, k + 1e-12, K_POS, K_NEG)[0]
+        lo = disc_restoring(row, k - 1e-12, K_POS, K_NEG)[0]
+        hi = disc_restoring(row, k + 1e-12, K_POS, K_NEG)[0]
         assert abs(hi - lo) < 1e-6 * max(1.0, abs(hi)), (k, lo, hi)
     xs = np.linspace(-0.6, 0.6, 2001)
-    m = np.array([_disc_law(row, x, K_POS, K_NEG)[0] for x in xs])
-    s = np.array([_disc_law(row, x, K_POS, K_NEG)[1] for x in xs])
+    m = np.array([disc_restoring(row, x, K_POS, K_NEG)[0] for x in xs])
+    s = np.array([disc_restoring(row, x, K_POS, K_NEG)[1] for x in xs])
     assert np.all(np.sign(m) == np.sign(xs))        # restoring: -M pushes back to 0
     assert np.all(np.diff(m) > 0) and np.all(s > 0)   # stable: stiffness > 0 everywhere
 
@@ -81,16 +81,16 @@ def test_continuous_across_every_kink_restoring_and_hardening(name):
 @pytest.mark.parametrize("name", list(LAWS))
 def test_the_law_derives_from_its_potential(name):
     row = LAWS[name]
-    assert _disc_law_energy(row, 0.0, K_POS, K_NEG) == 0.0
+    assert disc_energy(row, 0.0, K_POS, K_NEG) == 0.0
     for x in _samples(row):
-        du = (_disc_law_energy(row, x + 1e-6, K_POS, K_NEG)
-              - _disc_law_energy(row, x - 1e-6, K_POS, K_NEG)) / 2e-6
-        assert du == pytest.approx(_disc_law(row, x, K_POS, K_NEG)[0], rel=ENERGY_RTOL), x
+        du = (disc_energy(row, x + 1e-6, K_POS, K_NEG)
+              - disc_energy(row, x - 1e-6, K_POS, K_NEG)) / 2e-6
+        assert du == pytest.approx(disc_restoring(row, x, K_POS, K_NEG)[0], rel=ENERGY_RTOL), x
     for end in (0.4, -0.4):          # across every branch: U(end) = int_0^end M
         xs = np.linspace(0.0, end, 400001)
-        m = np.array([_disc_law(row, x, K_POS, K_NEG)[0] for x in xs])
+        m = np.array([disc_restoring(row, x, K_POS, K_NEG)[0] for x in xs])
         integral = float(np.sum(0.5 * (m[1:] + m[:-1]) * np.diff(xs)))
-        assert _disc_law_energy(row, end, K_POS, K_NEG) == pytest.approx(integral,
+        assert disc_energy(row, end, K_POS, K_NEG) == pytest.approx(integral,
                                                                         rel=ENERGY_RTOL)
 
 
@@ -100,15 +100,15 @@ def test_fw35_with_one_radian_is_the_published_eq35():
     for theta in (0.05, 0.3, -0.2, 1.0):
         k = K_POS if theta >= 0 else K_NEG
         expected = 2 * k * math.tan(theta / 2) / math.cos(theta / 2)
-        assert _disc_law(row, theta, K_POS, K_NEG)[0] == pytest.approx(expected, rel=1e-14)
-    assert _disc_law(row, 0.0, K_POS, K_NEG)[1] == K_POS          # small-angle slope = k
+        assert disc_restoring(row, theta, K_POS, K_NEG)[0] == pytest.approx(expected, rel=1e-14)
+    assert disc_restoring(row, 0.0, K_POS, K_NEG)[1] == K_POS          # small-angle slope = k
 
 
 def test_neutral_zone_without_a_zone_is_eq1():
     for row in (np.array([1.0, 0.0, 0.0, 0.3]), np.array([1.0, 0.1, 0.1, 1.0])):
         for x in (0.05, -0.07, 0.3, -0.3):
             k = K_POS if x >= 0 else K_NEG
-            m, s = _disc_law(row, x, K_POS, K_NEG)
+            m, s = disc_restoring(row, x, K_POS, K_NEG)
             assert m == pytest.approx(k * x, rel=1e-15) and s == k
 
 

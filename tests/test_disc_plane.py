@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from segment.disc_plane import rest_on_plane, tilt_closed_form
+from segment.elements.disc_plane import rest_on_plane, tilt_closed_form
 
 # The closed form neglects the tilt of the line of action (alpha/2 from vertical): its error
 # grows like alpha^2; below 2 deg of tilt it is under 0.1 % of the tilt.

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import segment
-from segment import dynamics as dyn
-from segment.loads import Load
+from segment.elements.loads import Load
+from segment.solvers import dynamics as dyn
 
 # Relaxation stops when the scaled residual is <= RELAX_TOL = 1e-6 (2e-5 N, 1.8e-3 N mm);
 # with the segment's smallest stiffnesses (~50 N/mm, ~5e3 N mm/rad) that bounds the distance
@@ -156,7 +156,7 @@ def test_dynamics_use_the_inertia_of_the_models_data_folder(data_copy):
     """``segment --data DIR simulate`` must use DIR's Table 1, not the packaged one."""
     import pandas as pd
 
-    from segment.dynamics import mass_matrix
+    from segment.solvers.dynamics import mass_matrix
 
     table = pd.read_csv(data_copy / "inertia.csv")
     table.loc[table.body == "C5", "mass_kg"] *= 2.0
@@ -200,7 +200,7 @@ def ruptured_run():
 
 
 def test_simulate_detects_rupture_events_without_hidden_state(ruptured_run):
-    from segment.ramp import _max_ratio
+    from segment.solvers.ramp import _max_ratio
 
     model, r = ruptured_run
     names = [n for _, kind, n in r.events if kind == "ruptured"]

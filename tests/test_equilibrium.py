@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.equilibrium import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM
 
 MAX_NEWTON_ITERATIONS = 15      # issue target from q = 0
 # Equilibrium to the solver tolerance (scaled 1e-10): 2e-9 N and 1.8e-7 N mm; allow 10x.
@@ -113,14 +113,14 @@ def test_posterior_elements_removed_configuration():
 
 def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     """A model with no stiffness in x (built around the record checks) cannot be solved."""
-    from segment.equilibrium import (
+    from segment.core.newton import (
         CONVERGED,
         SINGULAR_JACOBIAN,
         STATUS_TEXT,
         _newton_kernel,
         _solve_kernel,
     )
-    from segment.tangent import G_K_NEG, G_K_POS
+    from segment.elements.tangent import G_K_NEG, G_K_POS
 
     glob, lig, fac, pts = disc_only._packed
     glob = glob.copy()
@@ -146,7 +146,7 @@ def test_records_compare_and_hash_without_raising(model):
 
 def test_six_by_six_solve_matches_lapack():
     """The written-out elimination (solver hot path) vs numpy's LAPACK on hard matrices."""
-    from segment.equilibrium import _solve6
+    from segment.core.newton import _solve6
 
     rng = np.random.default_rng(5)
     for k in range(500):
@@ -182,7 +182,7 @@ def test_nominal_case_is_intact():
 
 def test_ligament_past_eps_max_is_flagged_not_plain_converged():
     """FLX at 15x nominal: FL far past its failure strain (Table 3: eps_max = 0.21)."""
-    from segment.equilibrium import CONVERGED_BEYOND_LIMITS
+    from segment.core.newton import CONVERGED_BEYOND_LIMITS
 
     r = segment.solve(segment.c5c6(), _scaled(segment.LOAD_CASES["FLX"], 15.0))
     assert r.converged                      # numerically converged ...

@@ -601,7 +601,7 @@ def test_updates_only_from_the_page_with_the_token_as_json(quiet_server, headers
     assert _raw(quiet_server, ok)[0] == 200
 
 
-def test_init_needs_the_token_and_the_page_gives_it(quiet_server):
+def test_init_needs_the_token_and_the_page_gives_it(quiet_server, model):
     assert _get_json(quiet_server.url + "api/init")[0] == 403
     with urllib.request.urlopen(quiet_server.url, timeout=30) as r:
         page = r.read().decode()
@@ -609,7 +609,7 @@ def test_init_needs_the_token_and_the_page_gives_it(quiet_server):
     token = re.search(r'name="segment-token" content="([^"]+)"', page).group(1)
     assert token == _token(quiet_server) and len(token) >= 40
     assert _get_json(quiet_server.url + "api/init", token)[0] == 200
-    other = web.start(port=0)                             # a new start, a new token
+    other = web.start({"intact": model}, port=0)          # a new start, a new token
     try:
         assert other.gate.token != token
     finally:

@@ -1,11 +1,11 @@
-"""Cylinder end-face contact: the public contract of segment.facet.disc_contact."""
+"""Cylinder end-face contact: the public contract of segment.elements.facet.disc_contact."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segment.facet import ContactLaw, Disc, disc_contact
+from segment.elements.facet import ContactLaw, Disc, disc_contact
 
 EXACT = 1e-12          # closed-form geometry: rounding only
 LARGE_C = 1e9          # blend weight 1 - exp(-C sin a) == 1 for any tilt tested here

@@ -1,8 +1,8 @@
-"""Brute-force checks of the cylinder end-face contact :func:`segment.facet.disc_contact`.
+"""Brute-force checks of the cylinder end-face contact :func:`segment.elements.facet.disc_contact`.
 
 Every expected value below comes from sampling the two faces directly (points of face 1, their
 lines along the bisector m = (n2 - n1)/|n2 - n1|, the radius test on face 2, the depth
-(c2 - y) . n2), never from the formulas of ``segment.facet``. Claims checked:
+(c2 - y) . n2), never from the formulas of ``segment.elements.facet``. Claims checked:
 
 1. large C: penetration = max depth over the points of face 1 that project into disc 2;
 2. parallel facing discs: penetration delta at M (middle of the common part of the centre
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from segment.facet import REGIMES, Disc, disc_contact
+from segment.elements.facet import REGIMES, Disc, disc_contact
 
 # ------------------------------------------------------------------ resolution and tolerances
 # Brute-force sampling. Depth along a rim is u0 + r sin(alpha) cos(theta - theta*), so a rim

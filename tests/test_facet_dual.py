@@ -1,6 +1,7 @@
-"""The dual-number facet contact (segment.facet_dual) vs the complex reference (facet._contact).
+"""The dual-number facet contact (segment.elements.facet_dual) vs the complex reference
+(facet._contact).
 
-``_contact_dual`` evaluates the same formulas with the same branches on values and five
+``contact_dual`` evaluates the same formulas with the same branches on values and five
 directional derivatives; the complex step of ``_contact`` gives each derivative exactly to
 rounding. Both must agree to rounding: 1e-12 of the largest entry, as the segment's tangent in
 test_tangent (the worst of the 3000 random pairs measured 1.5e-13: the chain is ~200
@@ -10,9 +11,9 @@ operations long).
 import numpy as np
 import pytest
 
-from segment._dual import dexp, dinv, dmul, dsqrt
-from segment.facet import REGIMES, _contact, _contact_force
-from segment.facet_dual import _contact_dual, _contact_force_dual
+from segment.elements.dual import dexp, dinv, dmul, dsqrt
+from segment.elements.facet import REGIMES, _contact, _contact_force
+from segment.elements.facet_dual import contact_dual, contact_force_dual
 
 H = 1e-20
 REL = 1e-12
@@ -43,7 +44,7 @@ def _complex_reference(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False):
 
 
 def _dual(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False, blend_seed=(0.0,) * 5):
-    u, point, direction = _contact_dual(*(_dual_vec(v, s) for v, s in
+    u, point, direction = contact_dual(*(_dual_vec(v, s) for v, s in
                                           zip((c1, n1), seeds[:2], strict=True)), r1,
                                         *(_dual_vec(v, s) for v, s in
                                           zip((c2, n2), seeds[2:], strict=True)), r2,
@@ -184,7 +185,7 @@ def test_penetration_derivative_at_exactly_parallel_faces_is_the_true_one():
 def test_contact_law_and_its_slope(u):
     law = np.array([2000.0, 0.3, 1200.0, 0.0])
     value = _contact_force(u + 1j * H, law)[0]
-    dual = _contact_force_dual((u, 1.0, 2.0, 0.0, 0.0, -1.0), law)
+    dual = contact_force_dual((u, 1.0, 2.0, 0.0, 0.0, -1.0), law)
     assert dual[0] == pytest.approx(value.real, rel=1e-14, abs=1e-14)
     np.testing.assert_allclose(dual[1:], np.array([1.0, 2.0, 0.0, 0.0, -1.0]) * value.imag / H,
                                rtol=1e-14, atol=1e-14)

@@ -178,18 +178,18 @@ def test_least_squares_stops_on_a_nan_jacobian():
 
 
 # ---------------------------------------------------------------- populations
-def test_a_valid_population_csv_reads(tmp_path):
-    pop = Population.from_csv(im.curve_population(tmp_path))
+def test_a_valid_population_csv_reads(model, tmp_path):
+    pop = Population.from_csv(im.curve_population(tmp_path), model)
     assert pop.names == ("B03", "B04", "B05") and pop.form == im.FORM
 
 
 @pytest.mark.parametrize("fault", [k for k in im.POPULATION_CSV_FAULTS
                                    if k != "converged = no counts"])
-def test_a_faulty_population_csv_is_refused_naming_line_and_column(tmp_path, fault):
+def test_a_faulty_population_csv_is_refused_naming_line_and_column(model, tmp_path, fault):
     edit, line, column = im.POPULATION_CSV_FAULTS[fault]
     path = im.curve_population(tmp_path, edit)
     with pytest.raises(ValueError) as err:
-        Population.from_csv(path)
+        Population.from_csv(path, model)
     msg = str(err.value)
     assert path.name in msg, msg
     if line is not None:
@@ -198,15 +198,15 @@ def test_a_faulty_population_csv_is_refused_naming_line_and_column(tmp_path, fau
         assert column in msg, msg
 
 
-def test_converged_no_is_not_a_member(tmp_path):
+def test_converged_no_is_not_a_member(model, tmp_path):
     edit = im.POPULATION_CSV_FAULTS["converged = no counts"][0]
-    pop = Population.from_csv(im.curve_population(tmp_path, edit))
+    pop = Population.from_csv(im.curve_population(tmp_path, edit), model)
     assert pop.names == ("B03", "B05")
 
 
-def test_a_mixture_of_forms_is_read_when_asked(tmp_path):
+def test_a_mixture_of_forms_is_read_when_asked(model, tmp_path):
     edit = im.POPULATION_CSV_FAULTS["a member of another form"][0]
-    pop = Population.from_csv(im.curve_population(tmp_path, edit), mixed=True)
+    pop = Population.from_csv(im.curve_population(tmp_path, edit), model, mixed=True)
     assert len(pop.names) == 4 and "fw35" in pop.form and im.FORM in pop.form
 
 
@@ -215,19 +215,20 @@ def members(tmp_path_factory):
     return im.virtual_population(tmp_path_factory.mktemp("members"))
 
 
-def test_a_valid_population_folder_reads(members):
-    pop = Population.from_folders(members)
+def test_a_valid_population_folder_reads(model, members):
+    pop = Population.from_folders(members, model)
     assert pop.names == ("member_001", "member_002", "member_003")
 
 
 @pytest.mark.parametrize("fault", list(im.POPULATION_FOLDER_FAULTS))
-def test_a_faulty_population_folder_is_refused_naming_the_member(members, tmp_path, fault):
+def test_a_faulty_population_folder_is_refused_naming_the_member(model, members, tmp_path,
+                                                                 fault):
     edit, words = im.POPULATION_FOLDER_FAULTS[fault]
     folder = tmp_path / "pop"
     shutil.copytree(members, folder)
     edit(folder)
     with pytest.raises(ValueError) as err:
-        Population.from_folders(folder)
+        Population.from_folders(folder, model)
     msg = str(err.value)
     assert all(w in msg for w in words), msg
 

@@ -30,7 +30,7 @@ def _clean_env():
             if k not in ("NUMBA_CACHE_DIR", "VTK_DEFAULT_OPENGL_WINDOW", "MPLBACKEND")}
 
 
-@pytest.mark.parametrize("modules", [["segment"], ["segment", "segment.viz"],
+@pytest.mark.parametrize("modules", [["segment"], ["segment", "segment.views.viz"],
                                      ["segment.cli", "segment.report"]])
 def test_importing_changes_nothing_in_the_process_environment(modules, tmp_path):
     code = ("import json, os, importlib\n"
@@ -49,7 +49,7 @@ def test_importing_changes_nothing_in_the_process_environment(modules, tmp_path)
 
 
 def test_rendering_without_a_display_leaves_the_environment_as_it_was(tmp_path):
-    code = ("import os, segment\nfrom segment import viz\nbefore = dict(os.environ)\n"
+    code = ("import os, segment\nfrom segment.views import viz\nbefore = dict(os.environ)\n"
             "r = segment.solve(segment.c5c6(), segment.LOAD_CASES['FLX'])\n"
             f"p = viz.render(r, {str(tmp_path / 'x.png')!r}, size=(64, 48))\n"
             "assert dict(os.environ) == before, 'environment changed'\nprint(p)\n")
@@ -99,7 +99,7 @@ def test_a_command_without_its_extra_says_which_to_install(tmp_path, hidden, arg
 
 def test_segment_viz_without_pyvista_is_an_import_error_naming_the_extra(tmp_path):
     proc = _python("import sys\nsys.modules['pyvista'] = None\n"
-                   "try:\n    import segment.viz\nexcept ImportError as e:\n    print(e)\n",
+                   "try:\n    import segment.views.viz\nexcept ImportError as e:\n    print(e)\n",
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith(install_hint("viz"))

@@ -1,4 +1,4 @@
-"""CSV parameter tables (segment.io): published numbers, validation errors, immutability.
+"""CSV parameter tables (segment.core.io): published numbers, validation errors, immutability.
 
 Each corruption test copies the packaged tables into ``tmp_path``, breaks exactly one thing and
 checks that :func:`segment.load_parameters` raises a ``ValueError`` whose message names the
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import segment
-from segment import io as sio
+from segment.core import io as sio
 
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",
           "facet_contact_law.csv", "facets.csv", "load_cases.csv", "ligament_strips.csv")

@@ -180,7 +180,7 @@ def test_forces_are_the_residual_and_damping_mapped_to_a_wrench(model):
 
 
 def _h_axes(q, model):
-    from segment.kinematics import rotation_x, rotation_y
+    from segment.elements.kinematics import rotation_x, rotation_y
 
     R0 = model.reference.R0
     return (R0[:, 0], (R0 @ rotation_x(q[3]))[:, 1],
@@ -193,7 +193,7 @@ def test_principal_frame_is_right_handed():
 
 
 def test_cardan_angles_follow_the_previous_step():
-    from segment.kinematics import rotation_x, rotation_y, rotation_z
+    from segment.elements.kinematics import rotation_x, rotation_y, rotation_z
 
     rng = np.random.default_rng(2)
     for _ in range(20):

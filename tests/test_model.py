@@ -5,7 +5,7 @@ import pytest
 from conftest import central_jacobian
 
 import segment
-from segment.kinematics import generalized_force
+from segment.elements.kinematics import generalized_force
 
 # Central differences with h = 1e-6 mm / rad have truncation error ~h^2 * f''' and rounding
 # ~eps * |f| / h; with |f| <~ 1e4 N mm both stay below 1e-4 of the entries' scale.

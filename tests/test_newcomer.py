@@ -3,18 +3,18 @@ leave no file in the checkout, aligned ``compare`` tables without ``-0.000``, a 
 printout that names no CSV it did not write, and figures that show what they label."""
 
 import re
-import tomllib
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 import pandas as pd
+import tomllib
 
 import segment
 from segment.cli import main
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ROOT = Path(__file__).resolve().parents[1]
 

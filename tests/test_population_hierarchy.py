@@ -230,7 +230,7 @@ def test_committed_result_checks_and_members_load(tmp_path):
     pop.head(2).to_csv(tmp_path / "population.csv", index=False)
     from segment.studies.population import Population
 
-    read = Population.from_folders(tmp_path)          # segment.population reads it
+    read = Population.from_folders(tmp_path, segment.c5c6())   # segment.studies.population reads it
     assert read.names == ("member_001", "member_002") and read.form == "population"
 
 

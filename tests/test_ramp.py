@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import segment
-from segment.ramp import (
+from segment.solvers.ramp import (
     MAX_TO_SCALE,
     MIN_INCREMENT,
     RAMP_COMPLETE,
@@ -166,8 +166,9 @@ def test_ramp_does_not_change_the_callers_model(model):
 
 def test_dislocation_events_by_bisection_match_every_row(model):
     """Dislocation is read from the facet states (regime ``dislocated`` of the contact model,
-    segment.facet item 9). In axial rotation past the capsular ruptures both facets slide off;
-    the bisection between rupture events finds the same first rows as checking every row."""
+    segment.elements.facet item 9). In axial rotation past the capsular ruptures both facets
+    slide off; the bisection between rupture events finds the same first rows as checking every
+    row."""
     load = segment.LOAD_CASES["AR"]
     fast = segment.ramp(model, load, to_scale=30.0, steps=60, limits=None)
     every = segment.ramp(model, load, to_scale=30.0, steps=60, track_facets="every",

@@ -88,7 +88,7 @@ def test_wheel_ships_the_data(wheel, tmp_path):
     for data in ("curves/nightingale2002_c5c6_female.csv", "forms/forms.csv",
                  "forms/neutral-zone/space.csv", "forms/neutral-zone/disc_law.csv"):
         assert f"segment/data/{data}" in names                   # curves and model forms
-    assert "segment/core/model.py" in names and "segment/_aliases.py" in names   # the layers
+    assert "segment/core/model.py" in names and "segment/core/published.py" in names  # layers
     assert "segment/jit/exports.json" in names
     assert any(n.startswith("segment/jit/_aot") and n.endswith(".so") for n in names), \
         "the precompiled kernels are not in the wheel"

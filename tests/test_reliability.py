@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import segment
-from segment.batch import random_loads
-from segment.equilibrium import (
+from segment.core.newton import (
     CONVERGED_STATUSES,
     FORCE_SCALE_N,
     MOMENT_SCALE_NMM,
@@ -21,7 +20,8 @@ from segment.equilibrium import (
     TOL_FLOOR,
     _newton_kernel,
 )
-from segment.facet import Disc, disc_contact
+from segment.elements.facet import Disc, disc_contact
+from segment.solvers.batch import random_loads
 
 N_BATCH = 2000               # random combined loads to 3x nominal for solve_many
 N_SINGLE = 150               # of them also one at a time with solve
@@ -44,14 +44,14 @@ def loads3x():
 def test_random_loads_to_3x_nominal_converge_in_solve_many_and_solve(model, loads3x):
     batch = segment.solve_many(model, loads3x)
     assert batch.converged.all(), np.flatnonzero(~batch.converged)
-    assert np.all(batch.residual_norm <= segment.equilibrium.DEFAULT_TOL)
+    assert np.all(batch.residual_norm <= segment.core.newton.DEFAULT_TOL)
     idx = np.linspace(0, N_BATCH - 1, N_SINGLE).astype(int)
     for k in idx:
         load = segment.Load(loads3x[k, :3], loads3x[k, 3:])
         r = segment.solve(model, load)
         assert r.converged, (k, r.message)
-        assert scaled_norm(model, r.q, load) <= segment.equilibrium.DEFAULT_TOL
-        assert scaled_norm(model, batch.q[k], load) <= segment.equilibrium.DEFAULT_TOL
+        assert scaled_norm(model, r.q, load) <= segment.core.newton.DEFAULT_TOL
+        assert scaled_norm(model, batch.q[k], load) <= segment.core.newton.DEFAULT_TOL
         np.testing.assert_allclose(batch.q[k], r.q, atol=SAME_Q_TOL)
 
 

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import segment
-from segment import validation as v
 from segment.cli import main
-from segment.reference import load_reference, reference_dir
+from segment.studies import validation as v
+from segment.studies.reference import load_reference, reference_dir
 
 pytestmark = pytest.mark.slow  # builds the validation report
 
@@ -247,8 +247,8 @@ def test_findings_open_the_report_and_come_from_the_numbers(report_dir):
 
 def test_verdict_per_comparison_uses_the_stated_corridor(report_dir):
     """Within/outside against reference +- the assumed SD; the fraction is the calibration's."""
-    from segment.calibration import load_targets
     from segment.report import VERDICT_SD_FRACTION
+    from segment.studies.calibration import load_targets
 
     out, _ = report_dir
     ver = pd.read_csv(out / "tables" / "verdicts.csv")

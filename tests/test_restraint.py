@@ -111,7 +111,7 @@ def test_record_checks_one_line():
 
 def test_energy_balance_of_a_simulation_with_the_prosthesis():
     """The dynamics book the restraint's energy with the disc: the kinetic energy-work
-    balance closes as for the published model (segment.dynamics)."""
+    balance closes as for the published model (segment.solvers.dynamics)."""
     model = segment.c5c6(state="arthroplasty")
     sim = segment.simulate(model, segment.LOAD_CASES["FLX"], t_end=0.05, ramp=0.01)
     assert sim.success

@@ -18,7 +18,7 @@ from segment.core.schema import COLUMNS, FIELDS, Column, Field, register
 from segment.core.tables import POSITIVE, PlausibleRange
 from segment.elements.tangent import L_L0
 from segment.studies.packing import complex_step_reference
-from segment.studies.space_file import read_space
+from segment.studies.space import ParameterSpace
 
 DERIVATIVE_RTOL = 1e-9      # the compiled derivative against the complex step: rounding only
 ROUND_TRIP_RTOL = 5e-6      # values written with 6 significant digits
@@ -68,8 +68,8 @@ def test_a_made_up_parameter_is_loaded_written_packed_differentiated_and_checked
         again = next(x for x in load_parameters(out).ligaments if x.name == "FL")
         assert again.l0 == pytest.approx(15.7, rel=ROUND_TRIP_RTOL)
         # packed: the parameter sets the rest length of every FL strip
-        space = read_space(_space_file(tmp_path, "fl,ligament:FL,l0_cm,cm,1.62,1.2,1.9,"
-                                                 "uniform,,,made up"))
+        row = "fl,ligament:FL,l0_cm,cm,1.62,1.2,1.9,uniform,,,made up"
+        space = ParameterSpace.from_csv(_space_file(tmp_path, row))
         base = segment.c5c6(data_dir=data_copy).with_strips({"FL": 3})
         P = np.array([[1.5], [1.8]])
         _, lig, _ = space.pack(base, P)

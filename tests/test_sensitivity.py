@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 import segment
-from segment.loads import Load
-from segment.model import _residual
-from segment.sensitivity import (
+from segment.core.residual import _residual
+from segment.elements.loads import Load
+from segment.studies.sensitivity import (
     _residual_parameter_derivative,
     equilibrium_sensitivity,
     touch_flags,
 )
-from segment.space import load_space
+from segment.studies.space import load_space
 
 # central differences of re-solved equilibria: truncation ~h^2 plus the solver tolerance
 # (1e-10 scaled residual) over h; relative to the largest derivative of the column

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import segment
-from segment.batch import launch, solve_many
-from segment.sensitivity import equilibrium_sensitivity
-from segment.sets import SetsResult, solve_sets
-from segment.space import load_space
+from segment.solvers.batch import launch, solve_many
+from segment.studies.sensitivity import equilibrium_sensitivity
+from segment.studies.sets import SetsResult, solve_sets
+from segment.studies.space import load_space
 
 SAME_Q = 1e-8   # [mm, rad]: both solvers stop at the 1e-10 scaled residual
 
@@ -112,8 +112,8 @@ def test_several_threads_at_once_give_the_same_numbers(model, space, P, loads, i
 
 WORKQUEUE_SCRIPT = """
 import threading, numpy as np, numba, segment
-from segment.sets import solve_sets
-from segment.space import load_space
+from segment.studies.sets import solve_sets
+from segment.studies.space import load_space
 model, space = segment.c5c6(), load_space()
 P, loads = space.sample(8, seed=2), list(segment.LOAD_CASES.values())
 ref = solve_sets(model, P, loads, sensitivities=True)

@@ -11,7 +11,7 @@ pytest.importorskip("SALib")
 from SALib.analyze import sobol as salib_analyze
 from SALib.sample import sobol as salib_sample
 
-from segment.sobol import (
+from segment.studies.sobol import (
     analyze_sobol,
     base_samples,
     dominant_parameters,
@@ -65,8 +65,8 @@ def test_base_samples_reach_the_requested_evaluations():
 
 
 @pytest.fixture(scope="module")
-def study():
-    return sobol_study(n=1500, seed=0)
+def study(model):
+    return sobol_study(model, n=1500, seed=0)
 
 
 def test_small_study_is_physical(study):

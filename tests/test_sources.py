@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from segment.reference import format_reference, read_bibliography, reference_dir
+from segment.studies.reference import format_reference, read_bibliography, reference_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "validation" / "reference" / "SOURCES.md"

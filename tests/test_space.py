@@ -8,9 +8,9 @@ import pytest
 
 import segment
 from segment.core.tables import ImplausibleDataWarning
-from segment.space import ParameterSpace, default_space_path, load_space
+from segment.elements.tangent import pack
 from segment.studies.packing import complex_step_reference
-from segment.tangent import pack
+from segment.studies.space import ParameterSpace, default_space_path, load_space
 
 PACK_ATOL = 1e-12
 
@@ -69,7 +69,7 @@ def test_bad_rows_are_one_clear_error(tmp_path, row, column, value, message):
     with pytest.raises(ValueError) as exc:
         ParameterSpace.from_csv(path)
     text = str(exc.value)
-    # the reader of segment.io: the file line (header = line 1) and the data row
+    # the reader of segment.core.io: the file line (header = line 1) and the data row
     assert text.startswith(f"space.csv, line {row + 2} (row {row + 1}), column {column!r}")
     assert message in text
 

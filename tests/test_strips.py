@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import segment
-from segment.kinematics import pose
-from segment.ligament import Ligament, _ligament_state
-from segment.model import _residual_jacobian_complex_step
+from segment.core.residual import _residual_jacobian_complex_step
+from segment.elements.kinematics import pose
+from segment.elements.ligament import Ligament, ligament_state
 
 SUM_RTOL = 1e-12          # n strips of force F/n at one strain sum to F up to rounding
 JACOBIAN_RTOL, JACOBIAN_ATOL = 1e-9, 1e-7
@@ -49,7 +49,7 @@ def test_one_strip_reproduces_todays_ligament_exactly(model, q):
     st = model.state(q)
     p, R = pose(q, model.reference)
     for s, lig in zip(st.ligaments, model.ligaments, strict=True):
-        _, length, strain, tension, force = _ligament_state(
+        _, length, strain, tension, force = ligament_state(
             0, p.astype(complex), R.astype(complex), lig.insertion_c5[None, :],
             lig.insertion_c6[None, :], np.array([lig.l0]), lig.curve.strain[None, :],
             lig.curve.force[None, :])
@@ -122,8 +122,8 @@ def test_strip_errors_are_clear(model):
 
 def test_study_helpers_keep_strips(model):
     """Uncertainty samples and the unloaded-ligament table work on a split model."""
-    from segment import validation as v
-    from segment.uncertainty import sample_models
+    from segment.studies import validation as v
+    from segment.studies.uncertainty import sample_models
 
     split = model.with_strips({"ISL": 2})
     table = v.unloaded_ligaments(split)

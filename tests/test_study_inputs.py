@@ -121,7 +121,7 @@ def test_a_model_outside_the_space_is_refused(capsys, inputs, tmp_path):
 def test_shipped_calibrated_folder_studies_as_itself(capsys, tmp_path):
     """``--data data/calibrated sensitivity --method tornado`` has solve's FLX as baseline
     (the issue: 2.758 deg from the published nominal values against solve's 3.006)."""
-    from segment.calibration import shipped_calibrated_dir
+    from segment.studies.calibration import shipped_calibrated_dir
 
     folder = shipped_calibrated_dir()
     base, _ = tornado_flx_baseline(capsys, folder, tmp_path / "t")
@@ -159,7 +159,7 @@ def test_for_model_refuses_what_the_space_cannot_describe():
 
 
 def test_equilibrium_sensitivity_defaults_to_the_model(inputs):
-    from segment.sensitivity import equilibrium_sensitivity
+    from segment.studies.sensitivity import equilibrium_sensitivity
     from segment.studies.space import ModelNominalWarning
 
     set_cell("ligaments.csv", 3, "l0_mm", "15.3")(inputs)
@@ -256,8 +256,8 @@ def test_study_input_mutation(m, inputs, capsys, tmp_path):
 
 
 def test_implausible_study_inputs_load_with_allow_implausible(inputs):
-    from segment.calibration import Targets
-    from segment.space import ParameterSpace
+    from segment.studies.calibration import Targets
+    from segment.studies.space import ParameterSpace
 
     set_cells(SPACE, [(6, "nominal", "0.018"), (6, "lower", "0.0175"),
                       (6, "upper", "0.0185")])(inputs)
@@ -310,7 +310,7 @@ def test_targets_sd_1e9_is_refused_on_the_command_line(capsys, inputs, tmp_path)
 
 def test_solve_sets_refuses_a_parameter_the_tables_would_refuse(model, space):
     """Issue: ``solve_sets`` accepted a facet inclination of 1e6 deg that facets.csv refuses."""
-    from segment.sets import solve_sets
+    from segment.studies.sets import solve_sets
 
     P = space.sample(2, seed=0)
     j = space.names.index("facet_inclination_left")
@@ -329,7 +329,7 @@ def test_solve_sets_refuses_a_parameter_the_tables_would_refuse(model, space):
 # ====================================================================== degenerate studies
 def test_sobol_n_1_is_refused_with_the_minimum(capsys, tmp_path):
     """Issue: ``sensitivity --n 1`` exited 0 with 'dominated by facet_gap (ST 99.39 ± 0.00)'."""
-    from segment.sobol import MIN_BASE_SAMPLES, min_evaluations
+    from segment.studies.sobol import MIN_BASE_SAMPLES, min_evaluations
 
     code, out, err = run(capsys, "sensitivity", "--n", "1", "--out", tmp_path / "s")
     low = min_evaluations(21)
@@ -337,11 +337,11 @@ def test_sobol_n_1_is_refused_with_the_minimum(capsys, tmp_path):
                           f"N >= {MIN_BASE_SAMPLES}")
     assert not (tmp_path / "s").exists()
     with pytest.raises(ValueError, match=f"n must be at least {low:,}"):
-        segment.sobol_study(n=low - 1)
+        segment.sobol_study(segment.c5c6(), n=low - 1)
 
 
 def test_out_of_range_indices_are_never_printed():
-    from segment.sobol import SobolResult, dominant_parameters, fig_sobol
+    from segment.studies.sobol import SobolResult, dominant_parameters, fig_sobol
 
     rows = [{"output": "FLX main", "case": "FLX", "quantity": "main", "unit": "deg",
              "parameter": p, "S1": s1, "S1_conf": 0.0, "ST": st, "ST_conf": 0.0,
@@ -375,7 +375,7 @@ def test_a_study_where_failures_concentrate_is_refused(inputs):
     assert "not random" in r.message and "disc_phi_y (low end of its range" in r.message
     assert r.indices[["S1", "ST"]].isna().all().all()
     assert r.failures.reasons and r.failures.concentrated[0][:2] == ("disc_phi_y", "low")
-    assert segment.sobol.dominant_parameters(r)[0].startswith("no Sobol indices:")
+    assert segment.studies.sobol.dominant_parameters(r)[0].startswith("no Sobol indices:")
 
 
 @pytest.mark.slow  # a Sobol study on the command line
@@ -416,7 +416,7 @@ def test_failure_summary_tells_random_from_concentrated():
 @pytest.fixture(scope="module")
 def saved_sets(tmp_path_factory):
     pytest.importorskip("pyarrow")
-    from segment.sets import solve_sets
+    from segment.studies.sets import solve_sets
 
     space = load_space()
     res = solve_sets(segment.c5c6(), space.sample(4, seed=3),
@@ -427,7 +427,7 @@ def saved_sets(tmp_path_factory):
 
 
 def test_untampered_sets_read_back_equal(saved_sets):
-    from segment.sets import SetsResult
+    from segment.studies.sets import SetsResult
 
     res, path = saved_sets
     back = SetsResult.read_parquet(path)
@@ -443,7 +443,7 @@ def test_tampered_sets_file_is_refused_naming_it(saved_sets, tmp_path, what):
     """Issue: read_parquet accepted 5 names for 21 columns, NaN in q with every entry
     converged and NaN loads, and answered a missing key or column with a bare KeyError,
     JSONDecodeError or reshape error that did not name the file."""
-    from segment.sets import SetsResult
+    from segment.studies.sets import SetsResult
 
     _, path = saved_sets
     bad = tamper_parquet(path, tmp_path / "tampered.parquet", **PARQUET_TAMPERING[what])
@@ -454,7 +454,7 @@ def test_tampered_sets_file_is_refused_naming_it(saved_sets, tmp_path, what):
 
 def test_missing_or_foreign_file_is_named(tmp_path):
     pytest.importorskip("pyarrow")
-    from segment.sets import SetsResult
+    from segment.studies.sets import SetsResult
 
     with pytest.raises(ValueError, match=r"nothing\.parquet: file not found"):
         SetsResult.read_parquet(tmp_path / "nothing.parquet")
@@ -547,8 +547,8 @@ def test_a_scheduler_that_does_not_answer_leaves_the_output_as_it_was(capsys, tm
 def test_api_arguments_are_checked_and_named(model, space):
     """Issue: solve_sets(None, ...), Load.from_si(force_N=["a", 0, 0]) and huge counts ended
     in errors that did not name the argument (or in memory errors)."""
-    from segment.sets import solve_sets
-    from segment.uncertainty import sample_models
+    from segment.studies.sets import solve_sets
+    from segment.studies.uncertainty import sample_models
 
     flx = segment.LOAD_CASES["FLX"]
     P = space.sample(2, seed=0)

@@ -1,4 +1,5 @@
-"""The real-arithmetic residual and Jacobian (segment.tangent) vs the complex reference kernel.
+"""The real-arithmetic residual and Jacobian (segment.elements.tangent) vs the complex
+reference kernel.
 
 Both evaluate the same formulas with the same branch choices, so they must agree to rounding:
 relative 1e-12 of the largest entry (the entries reach ~1e6 N mm/rad; double rounding over
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.model import (
+from segment.core.residual import (
     _generalized_force,
     _residual,
     _residual_jacobian,

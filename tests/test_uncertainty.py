@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import segment
-from segment.space import load_space
-from segment.uncertainty import (
+from segment.studies.space import load_space
+from segment.studies.uncertainty import (
     ASSUMED_STIFFNESS_SPREAD,
     sample_models,
     uncertainty_bands,

@@ -1,4 +1,5 @@
-"""3-D views (segment.viz): off-screen renders, scene content, explorer callback, exports, CLI.
+"""3-D views (segment.views.viz): off-screen renders, scene content, explorer callback,
+exports, CLI.
 
 Rendering runs off-screen with Mesa (conftest selects the OSMesa window before vtk loads).
 """
@@ -13,7 +14,10 @@ import pytest
 pv = pytest.importorskip("pyvista")
 
 import segment  # noqa: E402
-from segment import cli, viz  # noqa: E402
+from segment import cli  # noqa: E402
+from segment.core.io import data_dir  # noqa: E402
+from segment.views import viz  # noqa: E402
+from segment.views.parts import _title  # noqa: E402
 
 SIZE = (320, 240)
 MIN_PIXEL_STD = 5.0            # a blank (one-colour) image has std 0
@@ -114,7 +118,7 @@ def test_contact_arrows_scale_with_force(results):
 
 
 def test_geometry_table_errors_name_file_row_column_and_value(tmp_path):
-    src = (viz.data_dir() / viz.GEOMETRY_FILE).read_text(encoding="utf-8").splitlines()
+    src = (data_dir() / viz.GEOMETRY_FILE).read_text(encoding="utf-8").splitlines()
     bad = tmp_path / "vertebra_geometry.csv"
     header = src[0].split(",")
     col = header.index("a0_mm")
@@ -368,7 +372,7 @@ def test_plot_without_a_display_opens_no_x_window(tmp_path):
     """``viz.plot(...)`` in a notebook on a machine without a display printed VTK's "bad X
     server connection" warning (with colour codes) into the committed notebooks (issue 20)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    code = ("import segment\nfrom segment import viz\n"
+    code = ("import segment\nfrom segment.views import viz\n"
             "pl = viz.plot(segment.solve(segment.c5c6(), segment.LOAD_CASES['EXT']), "
             "size=(200, 150))\n"
             "pl.screenshot('shot.png')\nprint(pl.off_screen)\n")
@@ -423,9 +427,9 @@ def test_export_either_geometry(results, tmp_path, geometry):
 def test_grid_titles_put_the_limit_flag_on_its_own_line(model):
     far = segment.solve(model, segment.LOAD_CASES["FLX"].scaled(15))
     assert not far.intact
-    short = viz._title(far, short=True)
+    short = _title(far, short=True)
     assert short.endswith("\n[BEYOND LIMITS]") and "  [" not in short
-    assert viz._title(far).endswith("  [BEYOND LIMITS]")
+    assert _title(far).endswith("  [BEYOND LIMITS]")
 
 
 def test_cut_ligaments_are_not_drawn_and_the_state_is_named():

@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 
+import segment._progress as _progress
 from segment.cli import (
     calibrate,
     compare,
@@ -96,8 +97,6 @@ def main(argv=None) -> int:
     except SystemExit as exc:   # --help, --version and usage errors: argparse has printed
         return int(exc.code or 0)
     restore_logging = _configure_logging(args)
-    from segment import _progress
-
     progress_before = _progress.ENABLED
     _progress.ENABLED = False if args.quiet else None
     try:
@@ -130,13 +129,12 @@ def _compile_notice(args) -> None:
     they are not precompiled here (:func:`segment.jit.status`) and numba's cache is empty."""
     if args.quiet or not sys.stderr.isatty() or not getattr(args, "uses_kernels", True):
         return
-    from segment import jit
-    from segment.jit import cache
+    from segment.jit import cache, status
 
-    if not jit.status()["precompiled"] and cache.is_cold():
+    if not status()["precompiled"] and cache.is_cold():
         print(f"segment: compiling the numba kernels for this machine (first run: about "
               f"{cache.COLD_COMPILE_S} s on a 2-core machine; cached afterwards in "
-              f"{cache.cache_folder()}): {jit.status()['reason']}", file=sys.stderr, flush=True)
+              f"{cache.cache_folder()}): {status()['reason']}", file=sys.stderr, flush=True)
 
 
 def _run(args, argv) -> int:

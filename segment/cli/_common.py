@@ -15,6 +15,11 @@ import os
 import sys
 from pathlib import Path
 
+from segment._extras import DIST_NAME
+from segment._version import __version__
+from segment.core.io import load_parameters
+from segment.core.published import c5c6
+
 EXIT_USAGE = 2
 
 # Options that take a number: "--scale -inf" must reach the number check, not be read as an
@@ -33,16 +38,13 @@ class Parser(argparse.ArgumentParser):
 
 
 class VersionAction(argparse.Action):
-    """``--version``: imports the package only when asked (the version lives in one place)."""
+    """``--version``: the version of :mod:`segment._version` (the one place it is written)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
                  help="print the version and exit"):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from segment import __version__
-        from segment._extras import DIST_NAME
-
         print(f"segment {__version__} (distribution {DIST_NAME})")
         parser.exit(0)
 
@@ -170,16 +172,12 @@ def convention_option(p) -> None:
 
 def model_for(args, **kwargs):
     """The model of ``--data`` in ``--state`` (when the command has that option)."""
-    import segment
-
-    return segment.c5c6(data_dir=args.data, strict=not args.allow_implausible,
-                        state=getattr(args, "state", None), **kwargs)
+    return c5c6(data_dir=args.data, strict=not args.allow_implausible,
+                state=getattr(args, "state", None), **kwargs)
 
 
 def cases(args, names):
     """The named load cases of the data folder, or a UsageError naming the unknown ones."""
-    from segment.core.io import load_parameters
-
     known = load_parameters(args.data, strict=not args.allow_implausible).load_cases
     unknown = [n for n in names if n not in known]
     if unknown:

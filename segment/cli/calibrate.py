@@ -2,7 +2,7 @@
 calibrated data folder.
 
 The calibration runs on the model and the load cases of ``--data``; the folder it writes
-records the targets and the space it used (:func:`segment.calibration.write_calibrated`).
+records the targets and the space it used (:func:`segment.studies.calibration.write_calibrated`).
 Everything is checked first (inputs, ``--samples``, the ``--scheduler`` address) and the folder
 is written only once every result is in: a failure leaves it as it was.
 
@@ -29,6 +29,7 @@ from segment.cli._common import (
     count_option,
     dask_client,
     data_file,
+    model_for,
     scheduler_option,
     space_and_model,
 )
@@ -169,7 +170,6 @@ def run(args, argv) -> int:
 
 def run_curves(args, argv) -> int:
     """``segment calibrate --curves FILE [--form NAME] [--each | --specimen S]``."""
-    import segment
     from segment.studies.calibration.curve_fit import calibrate_curves, calibrate_each
     from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
     from segment.studies.curves import load_curves
@@ -197,7 +197,7 @@ def run_curves(args, argv) -> int:
     if args.specimen is not None and args.specimen not in curves.specimens:
         raise UsageError(f"--specimen {args.specimen}: not in {Path(curves.path).name} "
                          f"(it has {', '.join(curves.specimens)})")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     command = "segment " + " ".join(argv)
     if args.each:
         fits = calibrate_each(curves, form=form, model=model, progress=bars_on(args))
@@ -250,7 +250,6 @@ def run_population(args, argv) -> int:
     """``segment calibrate --population [--lab NAME] [--out DIR]``."""
     import time
 
-    import segment
     from segment.studies import virtual_population as vp
     from segment.studies.calibration.hierarchical import NEW_LAB, fit_population
     from segment.studies.specimens import load_specimens
@@ -263,7 +262,7 @@ def run_population(args, argv) -> int:
         raise UsageError("--each and --samples do not go with --population")
     out = check_output_folder(args.out or "population", "--out")
     t0 = time.perf_counter()
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     data = load_specimens()
     fit = fit_population(model, data)
     print(f"population calibration: {fit.message}; step SD {fit.sigma_e:.3g} deg, origin SD "

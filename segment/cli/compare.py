@@ -13,9 +13,11 @@ from segment.cli._common import (
     check_output_folder,
     command,
     count_option,
+    model_for,
     number_option,
     progress_bar,
 )
+from segment.cli.solve import check_scale
 from segment.core.checks import RAMP_STEPS
 
 
@@ -81,8 +83,6 @@ def _fmt(v, digits=3):
 
 
 def run_compare(args, argv) -> int:
-    import segment
-    from segment.cli.solve import check_scale
     from segment.studies.compare import BASELINES, compare_states
 
     chosen = cases(args, args.cases)
@@ -98,7 +98,7 @@ def run_compare(args, argv) -> int:
 
         # figures are files, never windows: Agg for this command (no environment variable set)
         require("matplotlib", "report", "segment compare --out/--figure").use("Agg")
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     names = [s for s in args.states.split(",")]
     with progress_bar(args, "compare", total=None, unit=" states") as bar:
         def progress(done, total):

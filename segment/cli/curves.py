@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from segment.cli._common import UsageError, check_output_folder, command
+from segment.cli._common import UsageError, check_output_folder, command, model_for
 
 COMPARISON_CSV = "curves_comparison.csv"
 COMPARISON_PNG = "curves_comparison.png"
@@ -34,7 +34,6 @@ def run(args, argv) -> int:
     import numpy as np
     import pandas as pd
 
-    import segment
     from segment._extras import require
     from segment.core.checks import CORRIDOR_MIN_SPECIMENS
     from segment.studies.curves import compare, load_curves, model_curve
@@ -45,7 +44,7 @@ def run(args, argv) -> int:
     out = check_output_folder(args.out, "--out")
     require("matplotlib", "report", "segment curves")
     curves = load_curves(args.file, strict=not args.allow_implausible)
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     table = compare(model, curves, min_specimens=args.min_specimens)
     label = "model" if args.data is None else f"model of {Path(args.data).name}"
     print(f"{label} against {Path(curves.path).name}: {len(curves.specimens)} specimens, "

@@ -18,6 +18,8 @@ from segment.cli._common import (
     model_for,
     state_option,
 )
+from segment.core.io import load_parameters
+from segment.solvers.equilibrium import solve
 
 FORMATS = ("osim", "mjcf")
 SUFFIXES = {".osim": "osim", ".xml": "mjcf", ".mjcf": "mjcf"}
@@ -56,7 +58,6 @@ def _format(args) -> str:
 
 def run(args, argv) -> int:
     from segment._extras import require
-    from segment.core.io import load_parameters
 
     fmt = _format(args)
     out = check_output_file(args.output, "-o")
@@ -85,8 +86,6 @@ def run(args, argv) -> int:
 
 
 def _check(args, model, out, equilibrium) -> int:
-    from segment.solvers.equilibrium import solve
-
     print(f"equilibria found in the tool against segment solve "
           f"({'with' if model.facets else 'without'} facets):")
     print(f"{'case':<5} {'max |dx| mm':>12} {'max |dphi| deg':>15}  tool")

@@ -18,6 +18,7 @@ from segment.cli._common import (
     state_option,
 )
 from segment.core.checks import RAMP_STEPS as MAX_RAMP_STEPS
+from segment.solvers.ramp import MAX_TO_SCALE, ramp
 
 
 def register(sub) -> None:
@@ -42,11 +43,7 @@ def register(sub) -> None:
 
 
 def run(args, argv) -> int:
-    import segment
-
     chosen = cases(args, [args.case])
-    from segment.solvers.ramp import MAX_TO_SCALE
-
     if not args.to_scale > 0:
         raise UsageError(f"--to-scale must be > 0, got {args.to_scale:g}")
     if args.to_scale > MAX_TO_SCALE:
@@ -58,8 +55,8 @@ def run(args, argv) -> int:
     if args.strips is not None:
         model = model.with_strips(args.strips)
     limits = None if args.no_limit else _limits(args.data, args.allow_implausible)
-    r = segment.ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps,
-                     limits=limits)
+    r = ramp(model, chosen[args.case], to_scale=args.to_scale, steps=args.steps,
+             limits=limits)
     loads = r.failure_loads()
     frame = r.frame
     if args.convention == "isb":

@@ -1,7 +1,7 @@
 """``segment sensitivity``: which parameters move each case (Sobol indices or a tornado).
 
 The study runs on the model of ``--data`` (the space's nominal values are that model's,
-:meth:`segment.space.ParameterSpace.for_model`). Every input is checked before any work, the
+:meth:`segment.studies.space.ParameterSpace.for_model`). Every input is checked before any work, the
 ``--scheduler`` too, and nothing is written until the study has a result: a refused study
 (too small a design, failures that are not random) or a scheduler that does not answer leaves
 the output folder as it was. The output folder records what was used (``study_inputs.txt``:

@@ -27,6 +27,7 @@ from segment.core.checks import (
     RAMP_TIME,
     T_END,
 )
+from segment.solvers.equilibrium import solve
 
 # the ranges are the rows of segment.core.checks, the same for the API (simulate, Payload,
 # BaseExcitation): an option here is checked by the row its value goes to
@@ -290,12 +291,10 @@ def _integration_line(r) -> str:
 
 
 def _print_load_run(args, model, load, r) -> None:
-    import segment
-
     print(f"{args.case} ({model.clinical_label}): {_integration_line(r)}")
     if not len(r.t):
         return
-    s = segment.solve(model, load)
+    s = solve(model, load)
     u = model.unloaded
     if not u.converged:
         print(f"unloaded equilibrium: {u.message}; displacements from the reference pose")
@@ -340,10 +339,10 @@ def _print_base_run(args, model, base, payload, r, t_end) -> None:
     print(f"in space at t = {r.t[-1]:g} s: C6 moved ({', '.join(f'{v:.1f}' for v in d6)}) mm, "
           f"the C5 origin ({', '.join(f'{v:.1f}' for v in d5)}) mm, moving at "
           f"({', '.join(f'{v:.0f}' for v in v5)}) mm/s")
-    from segment.solvers.dynamics.plots import _ligament_tensions
+    from segment.solvers.dynamics.plots import ligament_tensions
 
     peaks = []
-    for name, tension in _ligament_tensions(f).items():
+    for name, tension in ligament_tensions(f).items():
         k = int(np.argmax(tension))
         peaks.append(f"{name} {tension[k]:.1f} N at {1e3 * r.t[k]:.1f} ms")
     print("peak ligament tensions: " + "; ".join(peaks))

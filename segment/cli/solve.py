@@ -14,6 +14,7 @@ from segment.cli._common import (
     number_option,
     state_option,
 )
+from segment.solvers.equilibrium import solve
 
 
 def register(sub) -> None:
@@ -73,13 +74,11 @@ def _isb_dict(r) -> dict:
 def run_solve(args, argv) -> int:
     import numpy as np
 
-    import segment
-
     chosen = cases(args, args.cases)
     check_scale(args, chosen)
     names = list(chosen)
     model = model_for(args, ligaments=not args.no_ligaments, facets=not args.no_facets)
-    results = [segment.solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]
+    results = [solve(model, chosen[n].scaled(args.scale, name=n)) for n in names]
     if args.json:
         dicts = [r.to_dict() for r in results]
         if args.convention == "isb":

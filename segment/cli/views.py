@@ -15,6 +15,8 @@ from segment.cli._common import (
     model_for,
     state_option,
 )
+from segment.core.io import load_parameters
+from segment.solvers.equilibrium import solve
 
 GEOMETRIES = ("anatomical", "simple")
 """Display geometries (segment.views.anatomy.GEOMETRIES; named here so that the parser does
@@ -104,7 +106,6 @@ def check_size(size) -> None:
 
 
 def run_render(args, argv) -> int:
-    import segment
     from segment._extras import require
 
     chosen = cases(args, [args.case])
@@ -118,7 +119,7 @@ def run_render(args, argv) -> int:
     from segment.views import viz  # imports vtk: only for this command
 
     model = model_for(args)
-    result = segment.solve(model, chosen[args.case])
+    result = solve(model, chosen[args.case])
     path = viz.render(result, output, size=tuple(args.size), view=args.view,
                       magnify=args.magnify, geometry=args.geometry)
     print(f"{path}: {result.load.name} ({model.clinical_label}), {result.message}")
@@ -128,9 +129,8 @@ def run_render(args, argv) -> int:
 def explorer_models(args) -> dict:
     """The model menu of ``explore --web``: the model of ``--data`` (named ``published``, or
     after its folder) and the members of ``--population`` (named after their specimens)."""
-    import segment
 
-    model = segment.c5c6(data_dir=args.data, strict=not args.allow_implausible)
+    model = model_for(args)
     models = {"published" if args.data is None else Path(args.data).resolve().name: model}
     if args.population is not None:
         from segment.studies.population import Population
@@ -188,7 +188,6 @@ def run_explore(args, argv) -> int:
 def run_registration(args, argv) -> int:
     import pandas as pd
 
-    from segment.core.io import load_parameters
     from segment.views.registration import register, registration_table, summary
 
     params = load_parameters(args.data, strict=not args.allow_implausible)

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.io import load_parameters
 from segment.elements.kinematics import cardan_xyz, pose, rotation_x, rotation_y, rotation_z
 
 __all__ = ["AXES_KLG_TO_ISB", "CONVENTIONS", "ISB_COLUMNS", "ISB_COORDINATES", "IsbFrames",
@@ -137,8 +138,6 @@ class IsbFrames:
         when they lack the ALL or the PLL, the packaged ``ligaments.csv``."""
         named = {x.name: x for x in (ligaments or ())}
         if "ALL" not in named or "PLL" not in named:
-            from segment.core.io import load_parameters
-
             named = {x.name: x for x in load_parameters().ligaments}
         centroids = {}
         for v, attr in (("C5", "insertion_c5"), ("C6", "insertion_c6")):

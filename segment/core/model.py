@@ -10,9 +10,9 @@ and static equilibrium is ``residual = 0``. Two compiled implementations exist:
 * :func:`_generalized_force`, in complex arithmetic: the reference. Its complex-step
   derivative (Squire and Trapp 1998; exact to rounding, no step-size trade-off, one complex
   evaluation per column) is :func:`_residual_jacobian_complex_step`.
-* :mod:`segment.tangent`, in real arithmetic with the exact Jacobian written out (the facet
-  contact's derivatives by forward-mode dual numbers, :mod:`segment.facet_dual`): several times
-  faster, used by the solvers. The tests hold it to the complex-step Jacobian and to central
+* :mod:`segment.elements.tangent`, in real arithmetic with the exact Jacobian written out (the facet
+  contact's derivatives by forward-mode dual numbers, :mod:`segment.elements.facet_dual`): several
+  times faster, used by the solvers. The tests hold it to the complex-step Jacobian and to central
   differences.
 
 The kinks of the published laws (disc sign switch, ligament slack and support points, contact
@@ -37,14 +37,11 @@ if TYPE_CHECKING:
 
 from segment.core.io import BodyInertia
 from segment.core.newton import DEFAULT_TOL, _solve_checked
-from segment.core.residual import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
-    COMPLEX_STEP,
+from segment.core.residual import (
     _element_state,
-    _generalized_force,
     _predict_row,
     _residual,
     _residual_jacobian,
-    _residual_jacobian_complex_step,
 )
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
@@ -135,7 +132,7 @@ class FacetState:
     sin_alpha: float
     dislocated: bool = False
     """C5's facet has left C6's: the projected faces no longer overlap while the C5 face lies
-    below the plane of the C6 face beside it (regime ``dislocated``, :mod:`segment.facet`
+    below the plane of the C6 face beside it (regime ``dislocated``, :mod:`segment.elements.facet`
     item 9). No force then."""
 
 
@@ -377,7 +374,7 @@ class Segment:
         ``+``). The states are those of ``data/states.csv`` (or ``data_dir/states.csv``); see
         :mod:`segment.core.states` for the operations, their sources and the contradictions
         refused."""
-        from segment.core.states import apply_states
+        from segment.core.states import apply_states  # the CSV of states: only when asked
 
         return apply_states(self, names, data_dir=data_dir, strict=strict)
 
@@ -417,10 +414,10 @@ class Segment:
         """Per strip row: C5 and C6 insertions, rest length, curve strains and forces.
 
         A ligament of n strips gives n rows: insertions spread by eq. (9a), rest length
-        ``l0 L_k / L`` (same reference strain as the ligament, see :mod:`segment.ligament`),
-        the curve's forces over n, times the strip's carrying multiplier (0 for a ruptured
-        strip, ``1 - cut`` for one cut surgically). One strip is the ligament's own numbers,
-        unchanged to the bit.
+        ``l0 L_k / L`` (same reference strain as the ligament, see
+        :mod:`segment.elements.ligament`), the curve's forces over n, times the strip's carrying
+        multiplier (0 for a ruptured strip, ``1 - cut`` for one cut surgically). One strip is the
+        ligament's own numbers, unchanged to the bit.
         """
         a_rows, b_rows, l0_rows, eps_rows, f_rows = [], [], [], [], []
         s0 = np.asarray(self.reference.s0, dtype=float)
@@ -451,7 +448,7 @@ class Segment:
 
     @functools.cached_property
     def _packed(self):
-        """The three arrays of :func:`segment.tangent.pack`: the solvers' layout."""
+        """The three arrays of :func:`segment.elements.tangent.pack`: the solvers' layout."""
         return pack(self._params)
 
     @staticmethod
@@ -475,7 +472,7 @@ class Segment:
         return self.residual_and_jacobian(q, load)[1]
 
     def residual_and_jacobian(self, q, load: Load) -> tuple[np.ndarray, np.ndarray]:
-        """Both at once (one pass of the exact tangent, :mod:`segment.tangent`)."""
+        """Both at once (one pass of the exact tangent, :mod:`segment.elements.tangent`)."""
         q, f = self._check(q, load)
         return _residual_jacobian(q, f, self._packed)
 
@@ -569,5 +566,5 @@ class Segment:
 
     @functools.cached_property
     def unloaded(self):
-        """The unloaded equilibrium (an :class:`~segment.equilibrium.EquilibriumResult`)."""
+        """The unloaded equilibrium (an :class:`~segment.core.newton.EquilibriumResult`)."""
         return _solve_checked(self, Load.zero(), None, DEFAULT_TOL, 60, None)

@@ -1,10 +1,10 @@
 """The compiled Newton iteration of the static equilibrium and its result.
 
 The numerical core of :func:`segment.solve` (the method is described in
-:mod:`segment.equilibrium`): the kernels work on a model's packed arrays and a load vector, and
-:class:`EquilibriumResult` wraps what they return. Kept apart from the checked public API so
-that :class:`~segment.model.Segment` can find its own unloaded equilibrium without importing
-:mod:`segment.equilibrium` (which imports the Segment class).
+:mod:`segment.solvers.equilibrium`): the kernels work on a model's packed arrays and a load vector,
+and :class:`EquilibriumResult` wraps what they return. Kept apart from the checked public API so
+that :class:`~segment.core.model.Segment` can find its own unloaded equilibrium without importing
+:mod:`segment.solvers.equilibrium` (which imports the Segment class).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from segment.core.residual import _predict_row, _residual, _residual_jacobian
-from segment.elements._vec import add, dot, mat_vec, sub
 from segment.elements.disc import DOF_NAMES
 from segment.elements.facet import DISLOCATED, _contact, _contact_force
 from segment.elements.kinematics import cardan_xyz, pose
@@ -42,6 +41,7 @@ from segment.elements.tangent import (
     _axes,
     _rows3,
 )
+from segment.elements.vec import add, dot, mat_vec, sub
 from segment.jit import njit
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _lu6(J):
     exactly zero (singular, as LAPACK's dgetrf reports it). Written out because LAPACK's call
     overhead dominates at this size. One factorisation serves any number of right-hand sides
     (:func:`_lu6_solve`): the Newton step (:func:`_solve6`) and the D parameter columns of
-    the sensitivities (:mod:`segment.sensitivity`).
+    the sensitivities (:mod:`segment.studies.sensitivity`).
     """
     n = 6
     a = J.copy()
@@ -264,7 +264,7 @@ def _beyond_limits(q, packed, lig_out, fac_out):
     """Mark the failure limits at ``q``; returns True when any is reached.
 
     ``lig_out[i]``: ligament i past eps_max, the strain of point C (Table 3); ``fac_out[j]``:
-    facet j dislocated (regime ``dislocated`` of :mod:`segment.facet`, item 9). A strip row
+    facet j dislocated (regime ``dislocated`` of :mod:`segment.elements.facet`, item 9). A strip row
     that carries nothing (F_max = 0: cut through surgically or ruptured) is never flagged
     here: a cut strip is no failure, and a ruptured one is flagged by the caller
     (:func:`_solve_checked`, ``Segment.ruptured``).
@@ -475,22 +475,6 @@ class EquilibriumResult:
         states applied, e.g. ``"laminectomy"`` (:mod:`segment.core.states`)."""
         return self.model.clinical_label
 
-    # scipy.optimize-style names, for users of scipy.optimize.root
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
-        return self.q
-
-    @property
-    def success(self) -> bool:
-        """Alias of ``converged``."""
-        return self.converged
-
-    @property
-    def nit(self) -> int:
-        """Alias of ``iterations``."""
-        return self.iterations
-
     @functools.cached_property
     def message(self) -> str:
         """One line: how the solve ended, and which failure limits ``q`` is past."""
@@ -510,7 +494,7 @@ class EquilibriumResult:
     def limit_flags(self) -> tuple[str, ...]:
         """The failure limits the segment is past at ``q`` (empty when intact).
 
-        Entries like ``"facet left dislocated"`` (:mod:`segment.facet`, item 9) and
+        Entries like ``"facet left dislocated"`` (:mod:`segment.elements.facet`, item 9) and
         ``"ligament FL beyond eps_max (strain 0.71 > 0.58)"`` (point C of Table 3). Static
         solves are history-free: a ligament past eps_max is flagged, not ruptured.
         """

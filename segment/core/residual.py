@@ -2,10 +2,10 @@
 
 ``residual(q, load) = Q(q) + f`` sums the generalized forces of the disc (eq. (1), Table 2), the
 ligaments (Tables 3-4) and the facet contacts at the joint coordinates ``q`` with the applied
-load ``f`` (see :mod:`segment.model` for the conventions and the two implementations). These
-kernels need only the force elements and their packing (:mod:`segment.tangent`), so that both
-the :class:`~segment.model.Segment` and the Newton iteration (:mod:`segment.newton`) can use
-them without importing each other.
+load ``f`` (see :mod:`segment.core.model` for the conventions and the two implementations). These
+kernels need only the force elements and their packing (:mod:`segment.elements.tangent`), so that
+both the :class:`~segment.core.model.Segment` and the Newton iteration (:mod:`segment.core.newton`)
+can use them without importing each other.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from segment.jit import njit
 if TYPE_CHECKING:
     pass
 
-from segment.elements._vec import scale
-from segment.elements.disc import _add_disc_force
+from segment.elements.disc import add_disc_force
 from segment.elements.facet import _facet_state
-from segment.elements.kinematics import _add_load, _add_point_force, _pose
-from segment.elements.ligament import _ligament_state
-from segment.elements.restraint import _restraint_state
-from segment.elements.tangent import _residual_tangent
+from segment.elements.kinematics import add_load, add_point_force, pose_and_axes
+from segment.elements.ligament import ligament_state
+from segment.elements.restraint import restraint_state
+from segment.elements.tangent import residual_tangent
+from segment.elements.vec import scale
 
 COMPLEX_STEP = 1e-20
 """Imaginary step of the complex-step reference Jacobian (exact to rounding for any tiny h)."""
@@ -40,19 +40,19 @@ def _generalized_force(q, load, params):
      fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
      disc_law) = params
     Q = np.zeros(6, dtype=np.complex128)
-    p, R, R0, h1, h2, h3 = _pose(q, s0, r0)
-    _add_disc_force(Q, q, k_pos, k_neg, disc_law)
+    p, R, R0, h1, h2, h3 = pose_and_axes(q, s0, r0)
+    add_disc_force(Q, q, k_pos, k_neg, disc_law)
     for i in range(lig_l0.shape[0]):
-        a, _, _, _, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
-        _add_point_force(Q, a, force, p, R0, h1, h2, h3)
+        a, _, _, _, force = ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
+        add_point_force(Q, a, force, p, R0, h1, h2, h3)
     for i in range(fac_r1.shape[0]):
         st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
                           law)
-        _add_point_force(Q, st[1], scale(fac_scale[i], st[8]), p, R0, h1, h2, h3)
+        add_point_force(Q, st[1], scale(fac_scale[i], st[8]), p, R0, h1, h2, h3)
     for i in range(pts.shape[0]):
-        x, force = _restraint_state(i, p, R, pts)
-        _add_point_force(Q, x, force, p, R0, h1, h2, h3)
-    _add_load(Q, load, r0, h1, h2, h3)
+        x, force = restraint_state(i, p, R, pts)
+        add_point_force(Q, x, force, p, R0, h1, h2, h3)
+    add_load(Q, load, r0, h1, h2, h3)
     return Q
 
 
@@ -73,16 +73,16 @@ def _predict_row(q_u, k_inv, f, out):
 
 @njit
 def _residual(q, load, packed):
-    """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.tangent`;
+    """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.elements.tangent`;
     ``packed`` = ``Segment._packed``)."""
-    return _residual_tangent(q, load, packed, False)[0]
+    return residual_tangent(q, load, packed, False)[0]
 
 
 @njit
 def _residual_jacobian(q, load, packed):
-    """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.tangent`; ``packed`` =
+    """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.elements.tangent`; ``packed`` =
     ``Segment._packed``)."""
-    return _residual_tangent(q, load, packed, True)
+    return residual_tangent(q, load, packed, True)
 
 
 @njit
@@ -116,13 +116,13 @@ def _element_state(q, params):
      fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law, pts, fac_scale,
      disc_law) = params
     qc = q.astype(np.complex128)
-    p, R, _, _, _, _ = _pose(qc, s0, r0)
+    p, R, _, _, _, _ = pose_and_axes(qc, s0, r0)
     disc = np.zeros(6, dtype=np.complex128)
-    _add_disc_force(disc, qc, k_pos, k_neg, disc_law)
+    add_disc_force(disc, qc, k_pos, k_neg, disc_law)
     n = lig_l0.shape[0]
     lig = np.empty((n, 9))  # length, strain, tension, a (3), force (3)
     for i in range(n):
-        a, length, strain, tension, force = _ligament_state(i, p, R, lig_a, lig_b, lig_l0,
+        a, length, strain, tension, force = ligament_state(i, p, R, lig_a, lig_b, lig_l0,
                                                             lig_eps, lig_f)
         lig[i, 0] = length.real
         lig[i, 1] = strain.real
@@ -148,7 +148,7 @@ def _element_state(q, params):
     k = pts.shape[0]
     res = np.empty((k, 6))  # C5 point (3), force on C5 (3), both in C6
     for i in range(k):
-        x, force = _restraint_state(i, p, R, pts)
+        x, force = restraint_state(i, p, R, pts)
         for j in range(3):
             res[i, j] = x[j].real
             res[i, 3 + j] = force[j].real

@@ -1,8 +1,8 @@
 """Clinical states of the segment: surgery and disease as named operations on the model.
 
 A clinical state is a named list of operations (``data/states.csv``, read by
-:func:`load_states`), applied to a :class:`~segment.model.Segment` by
-:meth:`Segment.with_state <segment.model.Segment.with_state>` or :func:`apply_states`. The
+:func:`load_states`), applied to a :class:`~segment.core.model.Segment` by
+:meth:`Segment.with_state <segment.core.model.Segment.with_state>` or :func:`apply_states`. The
 operations, each also a function of this module:
 
 * **cut** (:func:`cut`): a fraction of a ligament's fibres (all its strips, or named strips
@@ -201,7 +201,7 @@ def load_states(path=None, *, strict: bool = True) -> dict[str, ClinicalState]:
     Columns: ``state, operation, target, value, unit, source``. Every error names the file,
     line, row, column and value, all errors of the file in one ``ValueError``; a value outside
     its plausible range is an error unless ``strict=False`` (then a warning), as for the
-    parameter tables (:mod:`segment.io`).
+    parameter tables (:mod:`segment.core.io`).
     """
     path = states_file() if path is None else Path(path)
     t = Table(path, ("state", "operation", "target", "value", "unit"), strict=strict,
@@ -383,7 +383,7 @@ def resected_circle(radius: float, fraction: float) -> tuple[float, float]:
 
 def _resect_disc(disc: Disc, medial, fraction: float) -> Disc:
     """The disc of the remaining surface. Written out in scalar products and sums (no BLAS),
-    so that the bits do not depend on the CPU (as :func:`segment.facet.rows_in_frame`)."""
+    so that the bits do not depend on the CPU (as :func:`segment.elements.facet.rows_in_frame`)."""
     n = [float(x) for x in disc.normal]
     m = [float(x) for x in medial]
     mn = (m[0] * n[0] + m[1] * n[1]) + m[2] * n[2]

@@ -11,10 +11,10 @@ y, phi_x, phi_z use one value for both signs. The law stays piecewise linear as 
 at q_i = 0 the slope is taken from the ``+`` side.
 
 Model forms (issue 22): a coordinate may follow another restoring law ``Q_i = -M(q_i)``, chosen
-per coordinate by data (``disc_law.csv``, :mod:`segment.io`); k_i+ and k_i- keep their meaning
+per coordinate by data (``disc_law.csv``, :mod:`segment.core.io`); k_i+ and k_i- keep their meaning
 as the stiffness of the law's outer (or small-angle) branch on each side. Each law is a
 function of q_i alone, so it derives from a potential ``U_i(q_i) = int_0^q_i M`` (given in
-closed form by :func:`_disc_law_energy`): the disc stays conservative whatever the law.
+closed form by :func:`disc_energy`): the disc stays conservative whatever the law.
 
 ``linear`` (code 0)
     Eq. (1) above: ``M = k(q) q``. The published model, bit for bit.
@@ -65,7 +65,8 @@ import numpy as np
 
 from segment.jit import njit
 
-__all__ = ["DISC_LAWS", "DISC_LAW_PARAMETERS", "DOF_NAMES", "FW35_X_CAP", "DiscStiffness"]
+__all__ = ["DISC_LAWS", "DISC_LAW_PARAMETERS", "DOF_NAMES", "FW35_X_CAP", "DiscStiffness",
+           "add_disc_force", "disc_energy", "disc_restoring"]
 
 DOF_NAMES = ("x", "y", "z", "phi_x", "phi_y", "phi_z")
 DISC_LAWS = ("linear", "neutral-zone", "fw35")
@@ -174,7 +175,7 @@ class DiscStiffness:
         if self.is_linear:
             return np.where(q >= 0.0, self.k_positive, self.k_negative)
         rows = self.packed_law()
-        return np.array([_disc_law(rows[i], q[i], self.k_positive[i], self.k_negative[i])[1]
+        return np.array([disc_restoring(rows[i], q[i], self.k_positive[i], self.k_negative[i])[1]
                          for i in range(6)])
 
     def force(self, q) -> np.ndarray:
@@ -183,14 +184,14 @@ class DiscStiffness:
         if self.is_linear:
             return -np.where(q >= 0.0, self.k_positive, self.k_negative) * q
         rows = self.packed_law()
-        return np.array([-_disc_law(rows[i], q[i], self.k_positive[i], self.k_negative[i])[0]
+        return np.array([-disc_restoring(rows[i], q[i], self.k_positive[i], self.k_negative[i])[0]
                          for i in range(6)])
 
     def energy(self, q) -> np.ndarray:
         """Elastic energy U_i(q_i) (6,) [N mm] of each coordinate's law (module docstring)."""
         q = np.asarray(q, dtype=float)
         rows = self.packed_law()
-        return np.array([_disc_law_energy(rows[i], q[i], self.k_positive[i],
+        return np.array([disc_energy(rows[i], q[i], self.k_positive[i],
                                           self.k_negative[i]) for i in range(6)])
 
     def scaled(self, factor: float) -> DiscStiffness:
@@ -225,7 +226,7 @@ class DiscStiffness:
 
 # ---------------------------------------------------------------- compiled laws
 @njit
-def _disc_law(row, x, kp, kn):
+def disc_restoring(row, x, kp, kn):
     """Restoring magnitude ``M`` (``Q = -M``) and its slope ``dM/dx`` of one coordinate.
 
     ``row`` = (code, slot 1, slot 2, slot 3) as packed (:meth:`DiscStiffness.packed_law`);
@@ -263,7 +264,7 @@ def _disc_law(row, x, kp, kn):
 
 
 @njit
-def _disc_law_energy(row, x, kp, kn):
+def disc_energy(row, x, kp, kn):
     """Elastic energy ``U(x) = int_0^x M`` [N mm] of one coordinate (real), closed form."""
     code = int(row[0])
     pos = x >= 0.0
@@ -290,7 +291,7 @@ def _disc_law_energy(row, x, kp, kn):
 
 
 @njit
-def _add_disc_force(Q, q, k_pos, k_neg, law):
+def add_disc_force(Q, q, k_pos, k_neg, law):
     """Q_i -= M_i(q_i) (eq. 1 or the coordinate's law), branch chosen on the real part.
 
     ``law`` (6, 4) are the packed rows of :meth:`DiscStiffness.packed_law`; the linear law
@@ -301,4 +302,4 @@ def _add_disc_force(Q, q, k_pos, k_neg, law):
         if law[i, 0] == 0.0:
             Q[i] -= k * q[i]
         else:
-            Q[i] -= _disc_law(law[i], q[i], k_pos[i], k_neg[i])[0]
+            Q[i] -= disc_restoring(law[i], q[i], k_pos[i], k_neg[i])[0]

@@ -60,7 +60,7 @@ class RestingDisc:
     relative_indentation : float
         r / r0 = 1 - exp(-C sin alpha): distance of the virtual contact point from the flat
         contact point M (here the disc centre) over the radius (cylinder paper, section 1.3;
-        the quantity :func:`segment.dynamics.disc_plane_drop` reports).
+        the quantity :func:`segment.solvers.dynamics.disc_plane_drop` reports).
     converged : bool
     message : str
     """

@@ -120,7 +120,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.elements._vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
+from segment.elements.vec import add, clip_real, cross, dot, mat_vec, norm, row, scale, sub
 from segment.jit import njit
 
 __all__ = ["ContactLaw", "ContactResult", "Disc", "FacetJoint", "contact_points", "disc_contact"]
@@ -325,7 +325,7 @@ class ContactLaw:
 def _contact_force(u, law):
     """Contact law value (complex, analytic in u) and slope (real).
 
-    Mirrored in dual numbers by :func:`segment.facet_dual._contact_force_dual`.
+    Mirrored in dual numbers by :func:`segment.elements.facet_dual._contact_force_dual`.
     """
     k2, ut, k1 = law[0], law[1], law[2]
     x = u.real
@@ -369,7 +369,7 @@ def _contact(c1, n1, r1, c2, n2, r2, blend, at_edge):
     penetration the contact law sees (negative: a gap) and ``regime``/``case`` are integer
     codes.
 
-    :func:`segment.facet_dual._contact_dual` is this function line for line in dual numbers
+    :func:`segment.elements.facet_dual._contact_dual` is this function line for line in dual numbers
     (the solver's tangent): a change here must be made there too; ``tests/test_facet_dual.py``
     fails until both agree.
     """

@@ -1,12 +1,12 @@
 """The facet contact in forward-mode dual arithmetic: value and five directional derivatives.
 
-:func:`_contact_dual` is :func:`segment.facet._contact` line for line (same items 1-10 of the
-:mod:`segment.facet` docstring, same branches, taken on the values), evaluated on the dual
-numbers of :mod:`segment._dual`. One call gives the penetration, the contact point and the
-force direction together with their derivatives along five directions (motions of the C5
-facet disc for the tangent; geometry or blending-constant changes for the sensitivities), where
-the complex-step route needs five complex evaluations of ``_contact``: about three times less
-work for the tangent stiffness (:func:`segment.tangent._facet_jacobian_terms`), the solver's
+:func:`contact_dual` is :func:`segment.elements.facet._contact` line for line (same items 1-10
+of the :mod:`segment.elements.facet` docstring, same branches, taken on the values), evaluated on
+the dual numbers of :mod:`segment.elements.dual`. One call gives the penetration, the contact
+point and the force direction together with their derivatives along five directions (motions of the
+C5 facet disc for the tangent; geometry or blending-constant changes for the sensitivities), where
+the complex-step route needs five complex evaluations of ``_contact``: about three times less work
+for the tangent stiffness (:func:`segment.elements.tangent._facet_jacobian_terms`), the solver's
 largest cost.
 
 ``_contact`` stays the reference: ``tests/test_facet_dual.py`` holds the two to each other
@@ -17,20 +17,20 @@ largest cost.
 differ. The complex kernel tests ``|n1 + n2|`` by its modulus, so a complex perturbation of a
 normal takes it into the tilted branch, while the dual numbers take the parallel branch (the
 value decides). The penetration has the same derivatives either way for turning (not
-stretching) normals (it is written without norms, item 2 of :mod:`segment.facet`; its cap by
-the lateral overlap, item 9, goes through the unfolding, whose tilt direction is undefined
-there). The contact point and the force direction do not: the blend weight
-``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action
-(item 8, which depends on the steep point P, on the rim of the disc that tilts away) have a
-kink at parallel faces; the dual numbers give the derivative of the parallel branch (point
-at M, direction m), the complex step the one-sided derivative along its perturbation. With
-``at_edge`` (item 10) the penetration is kinked there too. Where a root of a squared length
-is taken at exactly zero, the derivative is set to 0.
+stretching) normals (it is written without norms, item 2 of :mod:`segment.elements.facet`; its cap
+by the lateral overlap, item 9, goes through the unfolding, whose tilt direction is undefined
+there). The contact point and the force direction do not: the blend weight ``1 - exp(-C
+sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action (item 8, which
+depends on the steep point P, on the rim of the disc that tilts away) have a kink at parallel faces;
+the dual numbers give the derivative of the parallel branch (point at M, direction m), the complex
+step the one-sided derivative along its perturbation. With ``at_edge`` (item 10) the penetration is
+kinked there too. Where a root of a squared length is taken at exactly zero, the derivative is set
+to 0.
 """
 
 from __future__ import annotations
 
-from segment.elements._dual import (
+from segment.elements.dual import (
     const,
     dexp,
     dinv,
@@ -49,12 +49,12 @@ from segment.elements._dual import (
 from segment.elements.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
 from segment.jit import njit
 
-__all__: list[str] = []
+__all__ = ["contact_dual", "contact_force_dual"]
 
 
 @njit
 def _smoothstep_dual(x):
-    """:func:`segment.facet._smoothstep` on a dual scalar."""
+    """:func:`segment.elements.facet._smoothstep` on a dual scalar."""
     if x[0] <= 0.0:
         return const(0.0)
     if x[0] >= 1.0:
@@ -64,7 +64,7 @@ def _smoothstep_dual(x):
 
 @njit
 def _rim_weight_dual(pp, r, ell):
-    """:func:`segment.facet._rim_weight` on a dual squared length ``pp``."""
+    """:func:`segment.elements.facet._rim_weight` on a dual squared length ``pp``."""
     if pp[0] >= r * r:
         return const(0.0)
     if pp[0] <= (r - ell) * (r - ell) and r > ell:
@@ -73,12 +73,12 @@ def _rim_weight_dual(pp, r, ell):
 
 
 @njit
-def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
-    """``(u, point, direction)`` of :func:`segment.facet._contact` on dual vectors.
+def contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
+    """``(u, point, direction)`` of :func:`segment.elements.facet._contact` on dual vectors.
 
     ``c1, n1, c2, n2`` are dual 3-vectors, the radii reals, ``blend`` (the blending constant
     C) a dual scalar: ``const(C)`` for the pose directions of the tangent, a seeded slot for
-    the derivative by C (:mod:`segment.sensitivity`). ``u`` <= 0 (a gap) when the
+    the derivative by C (:mod:`segment.studies.sensitivity`). ``u`` <= 0 (a gap) when the
     discs are apart, dislocated or do not face each other; then point and direction are those
     of ``_contact`` (the midpoint of the centres and n2).
     """
@@ -190,8 +190,9 @@ def _contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
 
 
 @njit
-def _contact_force_dual(u, law):
-    """The contact law of :func:`segment.facet._contact_force` on a dual penetration ``u``."""
+def contact_force_dual(u, law):
+    """The contact law of :func:`segment.elements.facet._contact_force` on a dual penetration
+    ``u``."""
     k2, ut, k1 = law[0], law[1], law[2]
     x = u[0]
     if x <= 0.0:

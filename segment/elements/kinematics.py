@@ -28,18 +28,11 @@ import cmath
 
 import numpy as np
 
-from segment.elements._vec import add, cross, dot, mat_mat, mat_vec, matT_vec, sub
+from segment.elements.vec import add, cross, dot, mat_mat, mat_vec, matT_vec, sub
 from segment.jit import njit
 
-__all__ = [
-    "ReferencePose",
-    "cardan_xyz",
-    "generalized_force",
-    "pose",
-    "rotation_x",
-    "rotation_y",
-    "rotation_z",
-]
+__all__ = ["ReferencePose", "add_load", "add_point_force", "cardan_xyz", "generalized_force",
+           "pose", "pose_and_axes", "rotation_x", "rotation_y", "rotation_z"]
 
 
 # ---------------------------------------------------------------- numba kernels (complex)
@@ -71,7 +64,7 @@ def _rz(a):
 
 
 @njit
-def _pose(q, s0, r0):
+def pose_and_axes(q, s0, r0):
     """Pose and joint axes at ``q`` (complex array (6,)).
 
     Returns ``p`` (origin of C5 in C6), ``R`` (C5 -> C6 rotation, row tuples) and the three
@@ -98,7 +91,7 @@ def _pose(q, s0, r0):
 
 
 @njit
-def _add_point_force(Q, x, f, p, R0, h1, h2, h3):
+def add_point_force(Q, x, f, p, R0, h1, h2, h3):
     """Add the generalized force of force ``f`` at C5 point ``x`` (both in C6) to ``Q``."""
     qt = matT_vec(R0, f)
     mom = cross(sub(x, p), f)
@@ -119,7 +112,7 @@ def _add_moment(Q, m, h1, h2, h3):
 
 
 @njit
-def _add_load(Q, load, r0, h1, h2, h3):
+def add_load(Q, load, r0, h1, h2, h3):
     """Add the generalized force of the external load (6,) to ``Q``.
 
     The force acts through the C5 origin (``Q_t = F``); the moment is given in the joint frame

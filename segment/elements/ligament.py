@@ -46,11 +46,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment import _checks
-from segment.elements._vec import add, mat_vec, norm, row, scale, sub
+import segment._checks as _checks
+from segment.elements.vec import add, mat_vec, norm, row, scale, sub
 from segment.jit import njit
 
-__all__ = ["MAX_STRIPS", "Ligament", "TrilinearCurve"]
+__all__ = ["MAX_STRIPS", "Ligament", "TrilinearCurve", "ligament_state", "trilinear"]
 
 MAX_STRIPS = _checks.MAX_STRIPS
 """Most strips per ligament (issue 21). A limit of resolution, not of anatomy: every strip is
@@ -100,12 +100,12 @@ class TrilinearCurve:
 
     def __call__(self, eps: float) -> tuple[float, float]:
         """Return force [N] and its slope dF/deps [N] at strain ``eps``."""
-        f, s = _trilinear(complex(eps), self.strain, self.force)
+        f, s = trilinear(complex(eps), self.strain, self.force)
         return f.real, s
 
 
 @njit
-def _trilinear(eps, e, f):
+def trilinear(eps, e, f):
     """Force (complex, analytic in eps) and slope (real) of the trilinear law."""
     x = eps.real
     if x < 0.0:
@@ -192,7 +192,7 @@ class Ligament:
 
     def reference_length(self, reference) -> float:
         """Length [mm] of the insertion line at the reference pose (Table 1) of
-        ``reference`` (a :class:`~segment.kinematics.ReferencePose`)."""
+        ``reference`` (a :class:`~segment.elements.kinematics.ReferencePose`)."""
         s0 = [float(v) for v in reference.s0]
         R0 = np.asarray(reference.R0, dtype=float)
         x = [float(v) for v in self.insertion_c5]
@@ -241,7 +241,7 @@ class Ligament:
 
 
 @njit
-def _ligament_state(i, p, R, a_c5, b_c6, l0, eps_pts, f_pts):
+def ligament_state(i, p, R, a_c5, b_c6, l0, eps_pts, f_pts):
     """Length, strain, tension and force on C5 (C6 coordinates) of ligament ``i``.
 
     Returns ``(a, length, strain, tension, force_on_c5)``; ``a`` is the C5 insertion in C6.
@@ -250,7 +250,7 @@ def _ligament_state(i, p, R, a_c5, b_c6, l0, eps_pts, f_pts):
     d = sub(row(b_c6, i), a)
     length = norm(d)
     strain = (length - l0[i]) / l0[i]
-    tension, _ = _trilinear(strain, eps_pts[i], f_pts[i])
+    tension, _ = trilinear(strain, eps_pts[i], f_pts[i])
     if length.real > 0.0:
         force = scale(tension / length, d)
     else:  # coincident insertions: no defined direction, and l0 > 0 means eps < 0 here

@@ -2,7 +2,7 @@
 
 A load is a force through the C5 origin [N] and a pure moment [N mm], with components in the
 joint frame (fixed on C6, coinciding with C5's frame at the reference pose) and fixed in space:
-they do not turn with C5. By virtual work (see :mod:`segment.kinematics`) the force maps to
+they do not turn with C5. By virtual work (see :mod:`segment.elements.kinematics`) the force maps to
 ``Q_translation = F`` and the moment to ``Q_rotation = [ex, Rx ey, Rx Ry ez]^T M``.
 
 The nine cases (DETC2000/MECH-6821, "Model Validation"; Moroney et al. 1988): AS +Fx, PS -Fx,

@@ -17,12 +17,12 @@ The force acts on C5 at ``x`` and, equal and opposite, on C6 at the same point (
 coincide to within the device's compliance; the moment of the pair about any point is that of
 ``f`` at ``x``, because the restraint transmits no moment of its own: a ball-and-socket joint
 turns freely about its centre). Its generalized force is ``Q = J_x^T f`` (virtual work,
-:mod:`segment.kinematics`), so ``Q = -dV/dq`` exactly: the element is conservative.
+:mod:`segment.elements.kinematics`), so ``Q = -dV/dq`` exactly: the element is conservative.
 
 Jacobian: ``df/dq_j = -K dx/dq_j`` with ``dx/dq_j`` the material motion of ``x``
-(:func:`segment.tangent._material_motion`), assembled like any point force
-(:func:`segment.tangent._add_point_force_jacobian`); ``tests/test_restraint.py`` holds it to
-central differences and the complex-step Jacobian of the whole segment.
+(:func:`segment.elements.tangent._material_motion`), assembled like any point force
+(:func:`segment.elements.tangent._add_point_force_jacobian`); ``tests/test_restraint.py`` holds it
+to central differences and the complex-step Jacobian of the whole segment.
 
 Internal units: mm, N, N/mm.
 """
@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.elements._vec import add, mat_vec, sub
 from segment.elements.facet import rows_in_frame
+from segment.elements.vec import add, mat_vec, sub
 from segment.jit import njit
 
-__all__ = ["P_A", "P_B", "P_K", "P_WIDTH", "PointRestraint", "pack_restraints"]
+__all__ = ["P_A", "P_B", "P_K", "P_WIDTH", "PointRestraint", "pack_restraints", "restraint_state"]
 
 P_A, P_B, P_K = 0, 3, 6
 """Column offsets of a packed restraint row: C5 point (C5 frame), C6 point (C6 frame),
@@ -113,7 +113,7 @@ def pack_restraints(restraints) -> np.ndarray:
 
 
 @njit
-def _restraint_state(i, p, R, pts):
+def restraint_state(i, p, R, pts):
     """C5 point ``x`` (C6 coordinates) and force ``f`` on C5 of restraint row ``i`` at the pose
     (p, R); real or complex, like the pose."""
     a = (pts[i, P_A], pts[i, P_A + 1], pts[i, P_A + 2])

@@ -1,9 +1,10 @@
 """Residual and tangent stiffness (the Jacobian d residual / d q) in real arithmetic.
 
 This is the fast path of the Newton solver. It computes the same residual as
-:func:`segment.model._generalized_force` and its exact Jacobian:
+:func:`segment.core.residual._generalized_force` and its exact Jacobian:
 
-* **pose** (DETC2000/MECH-6821 "Basic Model Parameters", see :mod:`segment.kinematics`): with
+* **pose** (DETC2000/MECH-6821 "Basic Model Parameters", see :mod:`segment.elements.kinematics`):
+  with
   ``R = R0 Rx Ry Rz`` and the joint axes ``h1 = R0 ex``, ``h2 = R0 Rx ey``,
   ``h3 = R0 Rx Ry ez``, a translation ``q_j`` (j < 3) moves every C5 point by ``g_j = R0 e_j``
   and a rotation ``phi_k`` turns it about ``h_k`` through the C5 origin
@@ -17,21 +18,21 @@ This is the fast path of the Newton solver. It computes the same residual as
 * **ligaments** (Tables 3, 4): ``f = T(l) u`` with ``u = (b - a)/l``, so
   ``df = -(T'(l) u u^T + T/l (I - u u^T)) da`` with ``T' = dT/deps / l0`` (the slope of the
   branch the strain selects: the trilinear kinks are kept, one-sided as in the paper's law).
-* **facets** (the cylinder paper's regularized contact, :mod:`segment.facet`): the contact
+* **facets** (the cylinder paper's regularized contact, :mod:`segment.elements.facet`): the contact
   point and force come out of a long chain of case logic, so their directional derivatives
-  come from forward-mode dual numbers (:mod:`segment.facet_dual`, the contact kernel
+  come from forward-mode dual numbers (:mod:`segment.elements.facet_dual`, the contact kernel
   evaluated on a value and five derivatives), fed with the exact first-order motion of the C5
   facet disc (centre and normal) for each column of q. Translations move only the centre; the
   motion of the rotation columns is a combination of the three centre directions and two
   directions of the normal (the disc is symmetric about its normal), so one dual evaluation
   with five directions per facet gives the contact and all six columns. A facet that is apart
   (penetration <= 0) exerts no force and has a zero Jacobian (the contact law and its slope
-  vanish there). The residual alone evaluates the complex kernel of :mod:`segment.facet`
+  vanish there). The residual alone evaluates the complex kernel of :mod:`segment.elements.facet`
   with zero imaginary parts.
 
 Branches are chosen as in the complex kernel (on the values), so both kernels agree to
 rounding (the one exception, exactly parallel facet faces, is described in
-:mod:`segment.facet_dual`). ``tests/test_tangent.py`` checks that against the complex-step
+:mod:`segment.elements.facet_dual`). ``tests/test_tangent.py`` checks that against the complex-step
 Jacobian of the whole segment, and ``tests/test_model.py`` against central differences in
 every contact regime.
 """
@@ -42,16 +43,16 @@ import math
 
 import numpy as np
 
-from segment.elements._dual import const, vscale
-from segment.elements._vec import add, cross, dot, mat_vec, scale, sub
-from segment.elements.disc import DISC_LAW_WIDTH, _disc_law
+from segment.elements.disc import DISC_LAW_WIDTH, disc_restoring
+from segment.elements.dual import const, vscale
 from segment.elements.facet import _contact, _contact_force
-from segment.elements.facet_dual import _contact_dual, _contact_force_dual
-from segment.elements.ligament import _trilinear
-from segment.elements.restraint import P_K, P_WIDTH, _restraint_state
+from segment.elements.facet_dual import contact_dual, contact_force_dual
+from segment.elements.ligament import trilinear
+from segment.elements.restraint import P_K, P_WIDTH, restraint_state
+from segment.elements.vec import add, cross, dot, mat_vec, scale, sub
 from segment.jit import njit
 
-__all__: list[str] = []
+__all__ = ["pack", "residual_tangent"]
 
 
 # ---------------------------------------------------------------- packed parameters
@@ -179,13 +180,13 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
     nd = ((n[0], 0.0, 0.0, 0.0, t1[0], t2[0]),
           (n[1], 0.0, 0.0, 0.0, t1[1], t2[1]),
           (n[2], 0.0, 0.0, 0.0, t1[2], t2[2]))
-    ud, pd, dd = _contact_dual(cd, nd, r1, (const(c2[0]), const(c2[1]), const(c2[2])),
+    ud, pd, dd = contact_dual(cd, nd, r1, (const(c2[0]), const(c2[1]), const(c2[2])),
                                (const(n2[0]), const(n2[1]), const(n2[2])), r2,
                                const(blend), law[3] > 0.5)
     pt = (pd[0][0], pd[1][0], pd[2][0])
     if ud[0] <= 0.0:  # apart: no force, and the law's value and slope vanish
         return (0.0, 0.0, 0.0), pt, False
-    fd = vscale(_contact_force_dual(ud, law), dd)
+    fd = vscale(contact_force_dual(ud, law), dd)
     force = (fd[0][0], fd[1][0], fd[2][0])
     # translations: the centre moves by g_j; the contact point moves by slot j, p by g_j
     for j in range(3):
@@ -209,7 +210,7 @@ def _facet_jacobian_terms(c, n, r1, c2, n2, r2, blend, law, p, g, h, df, da):
 
 
 @njit
-def _residual_tangent(q, load, packed, with_jacobian):
+def residual_tangent(q, load, packed, with_jacobian):
     """Residual (6,) and, when ``with_jacobian``, its Jacobian (6, 6) at real ``q``.
 
     ``packed`` is the ``(glob, lig, fac, pts)`` of :func:`pack`.
@@ -231,7 +232,7 @@ def _residual_tangent(q, load, packed, with_jacobian):
             r[i] -= k * q[i]
             J[i, i] -= k
         else:
-            m, slope = _disc_law(glob[row:row + DISC_LAW_WIDTH], q[i], glob[G_K_POS + i],
+            m, slope = disc_restoring(glob[row:row + DISC_LAW_WIDTH], q[i], glob[G_K_POS + i],
                                  glob[G_K_NEG + i])
             r[i] -= m
             J[i, i] -= slope
@@ -244,10 +245,10 @@ def _residual_tangent(q, load, packed, with_jacobian):
         d = sub(_rows3(lig, i, L_B), x)
         length = math.sqrt(dot(d, d))
         if not length > 0.0:
-            continue   # coincident insertions: eps = -1, slack (as in ligament._ligament_state)
+            continue   # coincident insertions: eps = -1, slack (as in ligament.ligament_state)
         l0 = lig[i, L_L0]
         strain = (length - l0) / l0
-        tension_c, slope = _trilinear(strain + 0j, _rows3(lig, i, L_EPS), _rows3(lig, i, L_F))
+        tension_c, slope = trilinear(strain + 0j, _rows3(lig, i, L_EPS), _rows3(lig, i, L_F))
         tension = tension_c.real
         if tension == 0.0 and slope == 0.0:
             continue   # slack
@@ -307,7 +308,7 @@ def _residual_tangent(q, load, packed, with_jacobian):
                     r[3 + k] += dot(h[k], m)
     # point restraints (segment.elements.restraint): f = -K (p + R a - b), df = -K dx
     for i in range(pts.shape[0]):
-        x, f = _restraint_state(i, p, R, pts)
+        x, f = restraint_state(i, p, R, pts)
         arm = sub(x, p)
         if with_jacobian:
             _material_motion(arm, g, h, da)

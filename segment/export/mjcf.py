@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from segment._extras import require
+from segment._version import __version__
 from segment.core.io import BodyInertia
 from segment.core.model import Segment
 from segment.elements.disc import DOF_NAMES
@@ -125,8 +126,6 @@ def mjcf_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
              name: str = "C5-C6") -> tuple[ET.ElementTree, ExportResult]:
     """The MJCF document of ``model`` and what it holds (``path`` left empty); see
     :func:`write_mjcf`."""
-    from segment import __version__
-
     check_exportable(model, tool="MuJoCo")
     ref = model.reference
     ligs, dropped = ligament_rows(model)

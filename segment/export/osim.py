@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from segment._extras import require
+from segment._version import __version__
 from segment.core.io import BodyInertia
 from segment.core.model import Segment
 from segment.elements.disc import DOF_NAMES
@@ -134,8 +135,6 @@ def osim_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
     name : str
         The model's name in OpenSim.
     """
-    from segment import __version__
-
     check_exportable(model, tool="OpenSim")
     ref = model.reference
     s0_m = np.asarray(ref.s0, float) * M_PER_MM

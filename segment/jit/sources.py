@@ -25,7 +25,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 MARKER = b"@njit"
 """What marks a module that defines kernels."""
 
-CONSTANT_MODULES = ("solvers/dynamics/bodies.py",)
+CONSTANT_MODULES = ("core/laws.py", "solvers/dynamics/bodies.py")
 """Modules (relative to :data:`PACKAGE_DIR`) without kernels whose module-level constants
 kernels read; hashed as if they defined kernels."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-import segment
+from segment._version import __version__
 from segment.report.document import CSV_FLOAT_FORMAT, RUN_FILE, Report
 from segment.report.figures import DPI
 from segment.report.sections import SECTIONS, overview
@@ -81,7 +81,7 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     (out / "report.html").write_text(rep.html(images))
     runtime = time.perf_counter() - t_start
     run = {"generated_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-           "segment": segment.__version__, "machine": platform.machine(),
+           "segment": __version__, "machine": platform.machine(),
            "python": platform.python_version(), "runtime_s": round(runtime, 2),
            "solver_time_ms": {row.case: row.time_ms for row in study.solver.itertuples()},
            "solver_residual_norm": {row.case: row.residual_norm

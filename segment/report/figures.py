@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-import segment
+from segment.core.io import LIGAMENT_NAMES
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
 from segment.studies import validation as v
@@ -230,7 +230,7 @@ def fig_curves(curves: pd.DataFrame, ref: ReferenceData, cases: Mapping[str, Loa
 
 def fig_sharing(share: pd.DataFrame, cases: Mapping[str, Load]) -> plt.Figure:
     table = share.pivot(index="case", columns="element", values="share_pct").loc[list(cases)]
-    order = ["disc", *segment.LIGAMENT_NAMES, "facet left", "facet right"]
+    order = ["disc", *LIGAMENT_NAMES, "facet left", "facet right"]
     table = table[[c for c in order if c in table.columns]]
     fig, ax = plt.subplots(figsize=(10, 5))
     lim = max(100.0, float(np.nanmax(np.abs(table.to_numpy()))))

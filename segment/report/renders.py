@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-import segment
+from segment.solvers.equilibrium import solve
 
 POSES_MAGNIFY = 10
 """Magnification of C5's motion in the report's grid of the nine poses (display only). At
@@ -26,7 +26,7 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     pose multiplied by ``magnify`` (:data:`POSES_MAGNIFY`; the panel title says so).
     pyvista draws the poses without colour bar or axes; matplotlib adds one shared tension
     colour bar (with the slack colour) below the grid and, in each panel, an orientation key
-    made from that panel's camera (:func:`segment.viz.screen_axes`): arrows for the axes in
+    made from that panel's camera (:func:`segment.views.viz.screen_axes`): arrows for the axes in
     the picture plane, the axis pointing at the viewer named in words, so no labels overlap.
     """
     import tempfile
@@ -36,7 +36,7 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
 
     from segment.views import viz  # imports vtk: only when the report is built
 
-    results = [segment.solve(model, load) for load in cases.values()]
+    results = [solve(model, load) for load in cases.values()]
     with tempfile.TemporaryDirectory() as tmp:
         path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False,
                                magnify=magnify)
@@ -48,7 +48,7 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     ax.set_axis_off()
     pw, ph = w / 3, h / 3
     for k, r in enumerate(results):
-        view = viz._resolve_view("auto", r)
+        view = viz.resolve_view("auto", r)
         x0, y0 = (k % 3) * pw + 0.25 * pw, (k // 3) * ph + 0.87 * ph   # image rows go down
         depth = []
         for name, (dx, dy, dz) in viz.screen_axes(view).items():

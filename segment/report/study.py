@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-import segment
 from segment.core.io import load_parameters
+from segment.core.published import c5c6
 from segment.elements.loads import Load
 from segment.studies import validation as v
 from segment.studies.reference import CASES, ReferenceData, load_reference
@@ -92,7 +92,7 @@ def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], Non
     say("loading data and reference tables")
     params = load_parameters(data_dir)
     ref = load_reference(reference_dir)
-    model = segment.c5c6(data_dir=data_dir)
+    model = c5c6(data_dir=data_dir)
     from segment.studies.space import default_space_path, load_space
 
     space_file = (Path(data_dir) / "parameter_space.csv" if data_dir is not None

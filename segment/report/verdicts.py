@@ -36,7 +36,7 @@ def verdict_table(agree: pd.DataFrame, *, flexion_stiffness: pd.DataFrame | None
     Parameters
     ----------
     agree : DataFrame
-        :func:`segment.validation.agreement_table` (model and reference as magnitudes).
+        :func:`segment.studies.validation.agreement_table` (model and reference as magnitudes).
     flexion_stiffness : DataFrame, optional
         ``validation_flexion_stiffness`` of the calibration section (rows of model "published"
         are judged).

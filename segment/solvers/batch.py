@@ -1,11 +1,11 @@
 """Many static equilibria at once: ``solve_many`` for load sets and parameter sets.
 
 Parameter studies and uncertainty analysis need thousands of equilibria. ``solve_many`` runs the
-compiled Newton of :mod:`segment.equilibrium` (``_newton_kernel``: exact Jacobian of
-:mod:`segment.tangent`, capped steps, Armijo backtracking) over N load vectors inside one
+compiled Newton of :mod:`segment.solvers.equilibrium` (``_newton_kernel``: exact Jacobian of
+:mod:`segment.elements.tangent`, capped steps, Armijo backtracking) over N load vectors inside one
 numba kernel, the loads spread over the CPU cores (``prange``). Each entry runs the very kernel of
-:func:`segment.equilibrium.solve_raw` (``_solve_kernel_from``): Newton from ``q0`` at the full
-load, and when that fails automatic load stepping from the pose :func:`segment.solve` steps
+:func:`segment.solvers.equilibrium.solve_raw` (``_solve_kernel_from``): Newton from ``q0`` at the
+full load, and when that fails automatic load stepping from the pose :func:`segment.solve` steps
 from (the reference pose with the default predicted start), so the results are those of the
 one-at-a-time solver
 (to its convergence tolerance; the tests check 1e-8 mm / rad, also at 10x nominal loads).
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 from segment._progress import bar
 from segment.core.checks import check_start
-from segment.core.model import Segment, _predict_row
+from segment.core.model import Segment
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
@@ -42,6 +42,7 @@ from segment.core.newton import (
     _beyond_limits,
     _solve_kernel_from,
 )
+from segment.core.residual import _predict_row
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.jit import load_numba, njit, prange
@@ -151,7 +152,7 @@ class BatchResult:
     converged : ndarray of bool
         Numerically converged (status 0 or 6).
     status : ndarray of int
-        Codes of :mod:`segment.equilibrium` (0 converged, 1 iteration limit, 2 line search
+        Codes of :mod:`segment.solvers.equilibrium` (0 converged, 1 iteration limit, 2 line search
         failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian, 6 converged beyond
         the failure limits).
     iterations : ndarray of int
@@ -166,7 +167,7 @@ class BatchResult:
     ligament_beyond_max : ndarray of bool, shape (..., n_ligaments)
         Ligament past eps_max (point C of Table 3) at q, in the model's ligament order.
     facet_dislocated : ndarray of bool, shape (..., n_facets)
-        Facet dislocated at q (:mod:`segment.facet`, item 9), in the model's facet order.
+        Facet dislocated at q (:mod:`segment.elements.facet`, item 9), in the model's facet order.
     """
 
     q: np.ndarray
@@ -192,22 +193,6 @@ class BatchResult:
         shape = "x".join(str(k) for k in self.converged.shape)
         return (f"BatchResult({n} equilibria ({shape}), {n - self.n_failed} converged, "
                 f"{self.n_failed} failed, {self.elapsed:.3g} s)")
-
-    # scipy.optimize-style names
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of ``q`` (as in :class:`scipy.optimize.OptimizeResult`)."""
-        return self.q
-
-    @property
-    def success(self) -> np.ndarray:
-        """Alias of ``converged``."""
-        return self.converged
-
-    @property
-    def nit(self) -> np.ndarray:
-        """Alias of ``iterations``."""
-        return self.iterations
 
     @property
     def n_failed(self) -> int:
@@ -372,7 +357,7 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
         Threads of the compiled launches (default: all of numba's). Safe to call from
         several threads at once (e.g. Dask's threaded workers): launches are serialised by
         :func:`launch` unless numba runs on a thread-safe threading layer (omp, tbb).
-        For many parameter sets of one space, :func:`segment.sets.solve_sets` is faster
+        For many parameter sets of one space, :func:`segment.studies.sets.solve_sets` is faster
         (one launch, no ``Segment`` per set).
     progress : bool, optional
         A progress bar on stderr (default: when stderr is a terminal; see

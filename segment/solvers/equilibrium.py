@@ -2,8 +2,8 @@
 
 Solves ``residual(q, load) = 0`` for the six joint coordinates:
 
-* Newton steps with the exact Jacobian of :mod:`segment.tangent` (real arithmetic; the facet
-  contact differentiated by dual numbers);
+* Newton steps with the exact Jacobian of :mod:`segment.elements.tangent` (real arithmetic; the
+  facet contact differentiated by dual numbers);
 * the residual is scaled by a characteristic force (20 N) and moment (1.8 N m = 1800 N mm), so
   that millimetres and radians mix well; convergence means
   ``max(|F_i| / 20 N, |M_i| / 1800 N mm) <= tol``;
@@ -18,11 +18,11 @@ The solver never raises for non-convergence and never returns NaN as an answer: 
 carries ``converged``, a ``status`` code and a ``message``, with ``q`` the last finite iterate.
 
 *Failure limits.* ``converged`` means numerically converged. An equilibrium with a facet
-dislocated (C5's facet has left C6's, :mod:`segment.facet` item 9) or a ligament stretched past
-eps_max (point C of Table 3) is not a plain "converged": its status is
-``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` /
-``intact`` let a program test them. A non-converged result's message says the same of its
-last iterate, or that no equilibrium was found with the segment intact.
+dislocated (C5's facet has left C6's, :mod:`segment.elements.facet` item 9) or a ligament stretched
+past eps_max (point C of Table 3) is not a plain "converged": its status is
+``CONVERGED_BEYOND_LIMITS`` (6), its message names the limits and ``limit_flags`` / ``intact`` let a
+program test them. A non-converged result's message says the same of its last iterate, or that no
+equilibrium was found with the segment intact.
 """
 
 from __future__ import annotations
@@ -35,71 +35,17 @@ import numpy as np
 
 from segment.core.checks import check_start
 from segment.core.model import Segment
-from segment.core.newton import (  # noqa: F401  (moved; re-exported for the 0.2 import paths)
-    _NO_PREDICTOR,
-    ARMIJO_C,
-    CONVERGED,
-    CONVERGED_BEYOND_LIMITS,
-    CONVERGED_STATUSES,
+from segment.core.newton import (
     DEFAULT_TOL,
-    FORCE_SCALE_N,
-    LINE_SEARCH_FAILED,
-    LOAD_STEPPING_FAILED,
-    MAX_ITERATIONS,
     MAX_ITERATIONS_LIMIT,
-    MAX_STEP_MM,
-    MAX_STEP_RAD,
-    MIN_LINE_SEARCH_STEP,
-    MIN_LOAD_STEP,
-    MOMENT_SCALE_NMM,
-    NOT_FINITE,
-    SINGULAR_JACOBIAN,
-    STATUS_TEXT,
     TOL_CEILING,
     TOL_FLOOR,
     EquilibriumResult,
-    IterationRecord,
-    _beyond_limits,
-    _limits_and_facet_forces,
-    _lu6,
-    _lu6_solve,
-    _newton_kernel,
-    _norm_phi,
-    _solve6,
     _solve_checked,
-    _solve_kernel,
-    _solve_kernel_from,
-    _solve_predicted,
 )
 from segment.elements.loads import Load
 
-__all__ = ["EquilibriumResult", "IterationRecord", "solve"]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+__all__ = ["solve", "solve_raw"]
 
 
 def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
@@ -147,8 +93,6 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
         q_unloaded = np.array(q_unloaded, dtype=float)
         q_unloaded.setflags(write=False)
     return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
-
-
 
 
 def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,

@@ -573,7 +573,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     >>> import segment
     >>> r = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"], to_scale=20, steps=40)
     >>> r.failure_loads()["sequence"]
-    ['FL', 'ISL', 'CL-left']
+    ['FL', 'ISL', 'CL-left', 'CL-right']
     >>> r.limit.description
     'flexion beyond 15.4 deg from the unloaded equilibrium'
     """

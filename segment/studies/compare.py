@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from segment._checks import check_count
+from segment._extras import require
 from segment.core.checks import RAMP_STEPS, check_load
 from segment.core.model import Segment
 from segment.core.states import INTACT, apply_states, load_states, split_names, states_file
@@ -124,8 +125,6 @@ class Comparison:
         """Grouped bars per load: main motion per state from its own unloaded pose (bars)
         and from the intact unloaded pose (black ticks), and the facet forces. Needs
         matplotlib (the ``report`` extra); returns the figure, written to ``path`` if given."""
-        from segment._extras import require
-
         require("matplotlib", "report", "the comparison figure")
         import matplotlib.pyplot as plt
 

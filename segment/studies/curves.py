@@ -71,6 +71,7 @@ from segment.core.checks import (
 )
 from segment.core.io import data_dir
 from segment.core.tables import Table
+from segment.studies.paths import solve_paths
 
 __all__ = ["LOAD_COLUMNS", "MODES", "RESPONSE_COLUMNS", "Curve", "CurveSet", "compare",
            "default_curves_path", "load_curves", "mode_load", "model_curve"]
@@ -440,8 +441,6 @@ def model_curve(model, mode: str, moment_Nm, *, n_threads: int | None = None) ->
     DataFrame
         mode, moment_Nm, rotation_deg (NaN where the equilibrium did not converge), converged.
     """
-    from segment.studies.paths import solve_paths
-
     m = np.asarray(moment_Nm, dtype=float)
     if m.ndim != 1 or m.size == 0 or not np.all(np.diff(m) > 0) or m[0] <= 0:
         raise ValueError("moments must be a sequence of increasing numbers > 0 [N m]")

@@ -1,10 +1,10 @@
 """Exact derivatives of the packed arrays by the parameters, compiled.
 
-:meth:`segment.space.ParameterSpace.pack` writes parameter sets into the solver's packed
+:meth:`segment.studies.space.ParameterSpace.pack` writes parameter sets into the solver's packed
 arrays in numpy; its derivative by each parameter is what the exact sensitivities
-(:mod:`segment.sensitivity`) need for every set. The complex step through ``pack`` (one complex
-``pack`` of all M sets per parameter) gives it exactly, but it costs D packs of numpy work per
-chunk of sets: about 60 us per set for the 21 parameters of the packaged space, as much as
+(:mod:`segment.studies.sensitivity`) need for every set. The complex step through ``pack`` (one
+complex ``pack`` of all M sets per parameter) gives it exactly, but it costs D packs of numpy work
+per chunk of sets: about 60 us per set for the 21 parameters of the packaged space, as much as
 solving the set's ten equilibria. This module gives the same derivatives from a *plan* (what
 each parameter does to which packed entry, read once from the space and the model) in one
 parallel numba kernel.
@@ -183,7 +183,7 @@ class PackPlan:
     moved : tuple of bool arrays
         ``(D, G)``, ``(D, n, 13)``, ``(D, m, 15)``: the entries each parameter can move (the
         sparsity of :meth:`derivative` for any set; what
-        :func:`segment.sensitivity.touch_flags` reads), so a chunk of sets need not be
+        :func:`segment.studies.sensitivity.touch_flags` reads), so a chunk of sets need not be
         scanned for it.
     """
 
@@ -204,7 +204,7 @@ class PackPlan:
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``dglob (M, D, G)``, ``dlig (M, D, n, 13)``, ``dfac (M, D, m, 15)`` at the real
         parameter sets ``P (M, D)`` (checked by the caller). A parallel launch through
-        :func:`segment.batch.launch` (safe from several threads; ``n_threads`` as there)."""
+        :func:`segment.solvers.batch.launch` (safe from several threads; ``n_threads`` as there)."""
         P = np.ascontiguousarray(P, dtype=float)
         m_sets = P.shape[0]
         g, lg, fc = self.shapes
@@ -219,7 +219,7 @@ class PackPlan:
 
 def complex_step_reference(space, model, P):
     """The same derivatives as :meth:`PackPlan.derivative` by the complex step through the
-    numpy :meth:`~segment.space.ParameterSpace.pack` (one complex pack of all sets per
+    numpy :meth:`~segment.studies.space.ParameterSpace.pack` (one complex pack of all sets per
     parameter): slow, independent of the plan; what the tests and
     ``benchmarks/bench_sensitivity_parts.py`` hold the compiled kernel to."""
     P = np.asarray(P, dtype=float)

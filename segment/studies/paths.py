@@ -21,7 +21,7 @@ With ``sensitivities`` the exact dq*/dp of every equilibrium the caller asks for
 of the unloaded one (:func:`segment.studies.sensitivity._equilibrium_sensitivity`, the implicit
 function theorem with the solver's Jacobian): what the curve calibration's least squares
 uses. Sets run in parallel (``prange``) in one compiled launch through
-:func:`segment.batch.launch`.
+:func:`segment.solvers.batch.launch`.
 
 Why not :func:`segment.studies.sets.solve_sets`: it solves every load from the nominal set's
 equilibrium moved by first-order sensitivities, which is a good start near the nominal set.
@@ -51,6 +51,7 @@ from segment.core.residual import _residual_jacobian
 from segment.elements.restraint import P_WIDTH
 from segment.jit import njit, prange
 from segment.solvers.batch import launch
+from segment.solvers.equilibrium import _check_tolerances
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 
@@ -237,7 +238,7 @@ class PathResult:
     q : ndarray (M, N, 6)
         Equilibria [mm, rad] (the last iterate where not converged; never NaN).
     status : ndarray of int (M, N)
-        Codes of :mod:`segment.equilibrium` (0 converged, 6 converged past a failure limit).
+        Codes of :mod:`segment.solvers.equilibrium` (0 converged, 6 converged past a failure limit).
     iterations : ndarray of int (M, N)
         Newton iterations of each point (continuation sub-steps included).
     q_unloaded : ndarray (M, 6)
@@ -311,8 +312,6 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
     >>> bool(r.converged.all()), round(float(np.degrees(r.displacement[0, -1, 4])), 2)
     (True, 2.57)
     """
-    from segment.solvers.equilibrium import _check_tolerances
-
     tol, max_iterations = _check_tolerances(tol, max_iterations)
     F = np.ascontiguousarray(np.asarray(F, dtype=float).reshape(-1, 6))
     if not np.all(np.isfinite(F)):

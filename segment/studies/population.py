@@ -26,6 +26,7 @@ keeps their row with ``converged`` False).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from segment.core.model import Segment
+from segment.core.published import LOAD_CASES, c5c6
+from segment.solvers.equilibrium import solve
+from segment.solvers.ramp import ramp
+from segment.studies.calibration.curve_fit import population_table
+from segment.studies.calibration.curve_folder import (
+    INPUTS_FILE,
+    POPULATION_FILE,
+    read_inputs,
+    read_population,
+)
+from segment.studies.calibration.targets import load_targets
+from segment.studies.curves import load_curves, model_curve
+from segment.studies.forms import load_form
 from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
+from segment.studies.validation_only import validation_only
 
 __all__ = ["BAND_QUANTILES", "Population", "bands"]
 
@@ -104,37 +120,30 @@ class Population:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_fits(cls, fits, *, form=None, model=None) -> Population:
-        """The converged calibrations of ``fits`` (CurveCalibration, one per specimen)."""
-        import segment
-        from segment.studies.calibration.curve_fit import population_table
-        from segment.studies.forms import load_form
-
+    def from_fits(cls, fits, model: Segment, *, form=None) -> Population:
+        """The converged calibrations of ``fits`` (CurveCalibration, one per specimen) applied
+        to ``model``'s form (the ``published`` model the population is compared with)."""
         fits = [f for f in fits if f.success]
         if not fits:
             raise ValueError("no converged calibration: an empty population")
         form = load_form(fits[0].form if form is None else form)
-        base = segment.c5c6() if model is None else model
-        fm = form.model(base)
+        fm = form.model(model)
         return cls(names=tuple(f.targets.label for f in fits),
                    models=tuple(form.space.apply(fm, f.x) for f in fits), form=form.name,
-                   fit=population_table(fits), published=base)
+                   fit=population_table(fits), published=model)
 
     @classmethod
-    def from_csv(cls, path, *, form=None, model=None, mixed: bool = False,
+    def from_csv(cls, path, model: Segment, *, form=None, mixed: bool = False,
                  strict: bool = True) -> Population:
         """The converged rows of a ``population.csv``
         (:func:`~segment.studies.calibration.curve_folder.read_population`: the file's
         checks; its ``form`` column names each member's form, which must be ``form`` when
         given and one form for all unless ``mixed``; its parameter columns are the form's
-        space)."""
-        import segment
-        from segment.studies.calibration.curve_folder import read_population
-        from segment.studies.forms import load_form
-
+        space) applied to ``model``'s form (the ``published`` model the population is compared
+        with)."""
         table = read_population(path, form=form, mixed=mixed, strict=strict)
         ok = table.converged
-        base = segment.c5c6() if model is None else model
+        base = model
         built: dict[str, tuple] = {}
         models = []
         for _, row in ok.iterrows():
@@ -148,7 +157,7 @@ class Population:
                    form=_form_label(table.forms), fit=ok, published=base)
 
     @classmethod
-    def from_folders(cls, folder, *, model=None, mixed: bool = False,
+    def from_folders(cls, folder, model: Segment, *, mixed: bool = False,
                      strict: bool = True) -> Population:
         """Every data folder under ``folder`` (``folder/<member>/``, as written by
         ``segment calibrate --curves --each`` or ``--population``), read with the strict
@@ -166,20 +175,10 @@ class Population:
           specimen it names (``fitted``) match the folder;
         * no two members are the same tables (one member counted twice).
 
-        Every error names the member (and the file, line and column); ``strict`` as for
+        ``model`` is the ``published`` model the population is compared with. Every error
+        names the member (and the file, line and column); ``strict`` as for
         :func:`segment.c5c6`.
         """
-        import hashlib
-
-        import segment
-        from segment.studies.calibration.curve_folder import (
-            INPUTS_FILE,
-            POPULATION_FILE,
-            read_inputs,
-            read_population,
-        )
-        from segment.studies.forms import load_form
-
         folder = Path(folder)
         if not folder.is_dir():
             raise ValueError(f"{folder}: no such folder")
@@ -237,7 +236,7 @@ class Population:
                                      f"disc law ({INPUTS_FILE} records its sha256): the "
                                      f"member would load as the linear disc of eq. (1)")
             try:
-                m = segment.c5c6(data_dir=p, strict=strict)
+                m = c5c6(data_dir=p, strict=strict)
             except (ValueError, OSError) as exc:
                 raise ValueError(f"{who} ({p.name}/): {exc}") from None
             law = None
@@ -248,7 +247,7 @@ class Population:
                     raise ValueError(f"{who}: unknown form {form!r} ({exc})") from None
                 if f.disc_law_path is not None:
                     if form not in laws:
-                        laws[form] = f.model(segment.c5c6()).disc.law
+                        laws[form] = f.model(model).disc.law
                     law = laws[form]
             if law is not None and tuple(m.disc.law) != tuple(law):
                 what = ("no disc_law.csv" if not (p / "disc_law.csv").is_file()
@@ -276,7 +275,7 @@ class Population:
                                "mixture)")
         fit = table.converged if table is not None else pd.DataFrame()
         return cls(names=tuple(names), models=tuple(models), form=_form_label(forms),
-                   fit=fit, published=segment.c5c6() if model is None else model)
+                   fit=fit, published=model)
 
     # ------------------------------------------------------------------ what it says
     def _each(self):
@@ -287,13 +286,11 @@ class Population:
         """Every member (and ``published``) in the nine cases: member, case, component, unit,
         value (displacement from the member's unloaded pose [mm, deg]), main (the case's
         main component), converged."""
-        import segment
-
-        cases = {c: segment.LOAD_CASES[c] for c in (CASES if cases is None else cases)}
+        cases = {c: LOAD_CASES[c] for c in (CASES if cases is None else cases)}
         rows = []
         for name, m in self._each():
             for case, load in cases.items():
-                r = segment.solve(m, load)
+                r = solve(m, load)
                 d = r.displacement_from_unloaded
                 for k, comp in enumerate(DISPLACEMENT_COLUMNS):
                     rows.append({"member": name, "case": case, "component": comp,
@@ -317,13 +314,11 @@ class Population:
         load [N m or N] and the first strip that broke (NaN and empty where none broke), the
         load where the ramp reached the model's validity limit (``limit_load``, NaN where
         not reached) with what it was (``limit``), and the ramp's message (``status``)."""
-        import segment
-
         rows = []
         for name, m in self._each():
             for case in cases:
-                load = segment.LOAD_CASES[case]
-                r = segment.ramp(m, load, to_scale=to_scale, steps=steps)
+                load = LOAD_CASES[case]
+                r = ramp(m, load, to_scale=to_scale, steps=steps)
                 unit = 1000.0 if load.main_dof >= 3 else 1.0
                 nominal = abs(float(load.as_array()[load.main_dof])) / unit
                 first = [e for e in r.events if e[1] == "ruptured"]
@@ -343,10 +338,6 @@ class Population:
         rotations of ``calibration_targets.csv``: value, target, SD and z), and
         ``flexion_stiffness`` and ``icr`` of :func:`segment.studies.validation_only.
         validation_only`."""
-        import segment
-        from segment.studies.calibration.targets import load_targets
-        from segment.studies.validation_only import validation_only
-
         targets = load_targets()
         rows = []
         for name, m in self._each():
@@ -355,7 +346,7 @@ class Population:
                                                     targets.sd, strict=True):
                 if config != "intact":
                     continue
-                r = segment.solve(m, segment.LOAD_CASES[case])
+                r = solve(m, LOAD_CASES[case])
                 k = DISPLACEMENT_COLUMNS.index(qty)
                 d = r.displacement_from_unloaded[k]
                 got = float(d if k < 3 else math.degrees(d))
@@ -369,8 +360,6 @@ class Population:
         """Every member's (and the published) model curve at the curves' levels of each mode
         (:func:`segment.studies.curves.model_curve`), from the origin (the unloaded pose):
         member, mode, moment_Nm, rotation_deg, converged."""
-        from segment.studies.curves import load_curves, model_curve
-
         curves = load_curves(curves)
         parts = []
         for name, m in self._each():

@@ -4,10 +4,10 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
 
     dq*/dp = -(dR/dq)^-1 dR/dp                                    (6 x D)
 
-* ``dR/dq`` is the exact Jacobian of :mod:`segment.tangent` (the solver's own).
+* ``dR/dq`` is the exact Jacobian of :mod:`segment.elements.tangent` (the solver's own).
 * ``dR/dp`` is the directional derivative of the residual along each parameter, with the
   packed arrays' derivative ``d packed / dp_j`` from
-  :meth:`segment.space.ParameterSpace.pack_derivative` (compiled from the space's plan,
+  :meth:`segment.studies.space.ParameterSpace.pack_derivative` (compiled from the space's plan,
   :mod:`segment.studies.packing`; exact). Along that direction:
 
   - **disc**: the residual is linear in ``k`` (eq. 1), ``dR_i = -dk_i(q_i) q_i``, exact; a
@@ -17,11 +17,11 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
   - **ligaments**: rest length and force axis **analytically** (the trilinear law is linear in
     its forces on the branch the strain selects, and ``dT/dl0 = -slope l / l0^2``), one real
     evaluation per ligament for all directions; insertions or curve strains (not in the
-    packaged space) by **complex step** through :func:`segment.ligament._trilinear`;
+    packaged space) by **complex step** through :func:`segment.elements.ligament.trilinear`;
   - **facets**, gap, inclination (centres and normals of the packed row) and the blending
     constant C: **forward-mode dual numbers** through
-    :func:`segment.facet_dual._contact_dual` (the solver's tangent kernel; ``_contact`` line
-    for line; C enters as a dual scalar), five directions per evaluation, exact;
+    :func:`segment.elements.facet_dual.contact_dual` (the solver's tangent kernel; ``_contact``
+    line for line; C enters as a dual scalar), five directions per evaluation, exact;
   - **facet radius**: the contact is homogeneous of degree 1 in the lengths, so with equal
     radii the radius derivative is ``((u, x) - D_c(u, x)[c]) / r``, one more dual slot along
     the centres, exact (:func:`_facets_dual`); unequal radii (not in the packaged space) fall
@@ -33,7 +33,7 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
   on, as the Jacobian is.
 
 The kernels here serve both :func:`equilibrium_sensitivity` (one solve) and the parameter-set
-kernel of :mod:`segment.sets` (many sets x many loads, ``sensitivities=True``).
+kernel of :mod:`segment.studies.sets` (many sets x many loads, ``sensitivities=True``).
 """
 
 from __future__ import annotations
@@ -42,15 +42,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.core.model import _residual_jacobian
+from segment.core.model import Segment
 from segment.core.newton import _lu6, _lu6_solve
-from segment.elements._dual import vscale
-from segment.elements._vec import add, cross, dot, mat_vec, norm, scale, sub
-from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, _disc_law
+from segment.core.residual import _residual_jacobian
+from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, disc_restoring
+from segment.elements.dual import vscale
 from segment.elements.facet import _contact, _contact_force
-from segment.elements.facet_dual import _contact_dual, _contact_force_dual
-from segment.elements.kinematics import _add_point_force, _pose
-from segment.elements.ligament import _trilinear
+from segment.elements.facet_dual import contact_dual, contact_force_dual
+from segment.elements.kinematics import add_point_force, pose_and_axes
+from segment.elements.ligament import trilinear
 from segment.elements.loads import Load
 from segment.elements.tangent import (
     F_BLEND,
@@ -73,6 +73,7 @@ from segment.elements.tangent import (
     L_F,
     L_L0,
 )
+from segment.elements.vec import add, cross, dot, mat_vec, norm, scale, sub
 from segment.jit import njit
 from segment.solvers.equilibrium import solve
 from segment.studies.space import ParameterSpace, load_space
@@ -101,7 +102,7 @@ def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law, 
     u, point, direction, _, _, _, _ = _contact(c1, n1, r1, c2, n2, r2, blend, law[3] > 0.5)
     if u.real > 0.0:
         mag, _ = _contact_force(u, law)
-        _add_point_force(Q, point, scale(mag * s_area, direction), p, R0, h1, h2, h3)
+        add_point_force(Q, point, scale(mag * s_area, direction), p, R0, h1, h2, h3)
 
 
 @njit
@@ -115,10 +116,10 @@ def _dv(a):
 @njit
 def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
     """Add the facets' centre/normal, blending-constant and radius directions to ``out``
-    (6, D) by forward-mode dual numbers (:func:`segment.facet_dual._contact_dual`, exact),
+    (6, D) by forward-mode dual numbers (:func:`segment.elements.facet_dual.contact_dual`, exact),
     five directions per call. C rides in a slot of its own like the geometry (one contact
     evaluation per facet for all its directions; a complex step through
-    :func:`segment.facet._contact` per direction and facet did the same work again).
+    :func:`segment.elements.facet._contact` per direction and facet did the same work again).
 
     Radius: the contact (penetration, point) is homogeneous of degree 1 in the lengths (scale
     the C6 positions of both centres and both radii by s and it scales by s; normals, the
@@ -199,10 +200,10 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
                         dc1[k, 1 + s] = c1[k]
                         dc2[k, 1 + s] = c2[k]
             blend = (dbl[0], dbl[1], dbl[2], dbl[3], dbl[4], dbl[5])
-            ud, pd, dd = _contact_dual(_dv(dc1), _dv(dn1), r1, _dv(dc2), _dv(dn2), r2, blend,
+            ud, pd, dd = contact_dual(_dv(dc1), _dv(dn1), r1, _dv(dc2), _dv(dn2), r2, blend,
                                        law[3] > 0.5)
             if ud[0] > 0.0:   # in contact (apart: force and its derivatives vanish)
-                fd = vscale(_contact_force_dual(ud, law), dd)
+                fd = vscale(contact_force_dual(ud, law), dd)
                 s_area = fac[i, F_SCALE]
                 if s_area != 1.0:   # a resected facet: the law times its area fraction
                     fd = ((fd[0][0] * s_area, fd[0][1] * s_area, fd[0][2] * s_area,
@@ -258,7 +259,7 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
         s0[k] = glob[G_S0 + k]
         for m in range(3):
             r0[k, m] = glob[G_R0 + 3 * k + m]
-    p, R, R0, h1, h2, h3 = _pose(qc, s0, r0)
+    p, R, R0, h1, h2, h3 = pose_and_axes(qc, s0, r0)
     law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
     # ligaments whose insertions and curve strains stay fixed (every ligament parameter of the
     # space: rest length, force axis): the tension is linear in the force axis on the branch
@@ -279,12 +280,12 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
         strain = (length - l0) / l0
         eps = (lig[i, L_EPS], lig[i, L_EPS + 1], lig[i, L_EPS + 2])
         f = (lig[i, L_F], lig[i, L_F + 1], lig[i, L_F + 2])
-        _, slope = _trilinear(strain + 0j, eps, f)
+        _, slope = trilinear(strain + 0j, eps, f)
         lig_strain[i] = strain
         lig_T[i] = -slope * length / (l0 * l0)
         for k in range(6):
             G[k] = 0j
-        _add_point_force(G, a, scale(1.0 / length, dv), p, R0, h1, h2, h3)
+        add_point_force(G, a, scale(1.0 / length, dv), p, R0, h1, h2, h3)
         for k in range(6):
             lig_G[i, k] = G[k].real
     Q = np.zeros(6, dtype=np.complex128)
@@ -303,7 +304,7 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
                 else:   # another law: complex step through it (k+, k-, its slots)
                     for c in range(DISC_LAW_WIDTH):
                         law_row[c] = complex(glob[row + c], h * dglob[d, row + c])
-                    m, _ = _disc_law(law_row, complex(q[i], 0.0),
+                    m, _ = disc_restoring(law_row, complex(q[i], 0.0),
                                      complex(glob[G_K_POS + i], h * dglob[d, G_K_POS + i]),
                                      complex(glob[G_K_NEG + i], h * dglob[d, G_K_NEG + i]))
                     out[i, d] = -m.imag / h
@@ -318,7 +319,7 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
             if flag == 1:   # rest length and force axis: real, exact (see above)
                 eps = (lig[i, L_EPS], lig[i, L_EPS + 1], lig[i, L_EPS + 2])
                 df = (dlig[d, i, L_F], dlig[d, i, L_F + 1], dlig[d, i, L_F + 2])
-                dT = lig_T[i] * dlig[d, i, L_L0] + _trilinear(lig_strain[i] + 0j, eps,
+                dT = lig_T[i] * dlig[d, i, L_L0] + trilinear(lig_strain[i] + 0j, eps,
                                                                df)[0].real
                 for k in range(6):
                     out[k, d] += dT * lig_G[i, k]
@@ -331,8 +332,8 @@ def _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out):
                 continue
             l0 = complex(lig[i, L_L0], h * dlig[d, i, L_L0])
             eps = (lig[i, L_EPS], lig[i, L_EPS + 1], lig[i, L_EPS + 2])
-            tension, _ = _trilinear((length - l0) / l0, eps, _c3(lig, i, L_F, dlig, d, h))
-            _add_point_force(Q, a, scale(tension / length, dv), p, R0, h1, h2, h3)
+            tension, _ = trilinear((length - l0) / l0, eps, _c3(lig, i, L_F, dlig, d, h))
+            add_point_force(Q, a, scale(tension / length, dv), p, R0, h1, h2, h3)
         for i in range(fac.shape[0]):
             flag = touch[d, 1 + n_lig + i]
             r1, r2 = fac[i, F_R1], fac[i, F_R2]
@@ -367,7 +368,7 @@ def touch_flags(dglob, dlig, dfac) -> np.ndarray:
     path); then the facet rows (bit 1: centres or normals; bit 2: radii; bit 4: blending
     constant C); last: 1 when any ligament or facet moves. ``dglob (..., D, 52)``,
     ``dlig (..., D, n, 13)``, ``dfac (..., D, m, 15)`` from
-    :meth:`segment.space.ParameterSpace.pack_derivative`.
+    :meth:`segment.studies.space.ParameterSpace.pack_derivative`.
     """
     disc = ((dglob[..., G_K_POS:G_K_NEG + 6] != 0).any(axis=-1)
             | (dglob[..., G_DISC:G_DISC + 6 * DISC_LAW_WIDTH] != 0).any(axis=-1))
@@ -468,7 +469,7 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
         Default: the packaged ``data/parameter_space.csv``.
     p : array_like (D,), optional
         Parameter set (default: the model's own values,
-        :meth:`~segment.space.ParameterSpace.for_model`).
+        :meth:`~segment.studies.space.ParameterSpace.for_model`).
 
     Returns
     -------
@@ -487,8 +488,6 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
     >>> s.dq_dp.shape
     (6, 21)
     """
-    from segment.core.model import Segment
-
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):

@@ -1,9 +1,9 @@
 """Many parameter sets x many loads in one compiled, parallel launch; in-process or on Dask.
 
 :func:`solve_sets` takes parameter sets as an array over the parameter space (M, D)
-(:class:`segment.space.ParameterSpace`), writes them straight into the solver's packed arrays
-(:meth:`~segment.space.ParameterSpace.pack`: no Python ``Segment`` per set) and solves, in one
-numba kernel (``prange`` over the cores):
+(:class:`segment.studies.space.ParameterSpace`), writes them straight into the solver's packed
+arrays (:meth:`~segment.studies.space.ParameterSpace.pack`: no Python ``Segment`` per set) and
+solves, in one numba kernel (``prange`` over the cores):
 
 1. the nominal set's equilibria (unloaded and under every load) and their exact
    sensitivities dq*/dp, once per call (:func:`_nominal_start`);
@@ -20,7 +20,7 @@ numba kernel (``prange`` over the cores):
    branch) and nothing here would notice. ``tests/test_sets.py`` checks that it does not on
    random sets, the bounds of the space and a Sobol set that once failed here: same status
    (``CONVERGED_BEYOND_LIMITS`` past a failure limit), q within 1e-8 and facet forces;
-3. optionally the exact sensitivities dq*/dp of both (:mod:`segment.sensitivity`), and the
+3. optionally the exact sensitivities dq*/dp of both (:mod:`segment.studies.sensitivity`), and the
    facet contact forces (from the same contact evaluation as the failure limits).
 
 Sets are processed in chunks (progress with tqdm, memory bounded). ``client=`` (a
@@ -29,8 +29,8 @@ same numbers (``tests/test_sets.py`` compares a ``LocalCluster`` with the in-pro
 
 Thread safety: numba's ``workqueue`` threading layer aborts the process when two threads
 launch parallel kernels at once (as Dask's threaded workers do). Every launch goes through
-:func:`segment.batch.launch`, which holds a lock unless numba runs on the thread-safe ``omp``
-or ``tbb`` layer; with ``n_threads`` it sets numba's (thread-local) thread count.
+:func:`segment.solvers.batch.launch`, which holds a lock unless numba runs on the thread-safe
+``omp`` or ``tbb`` layer; with ``n_threads`` it sets numba's (thread-local) thread count.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from segment._checks import check_count, check_memory
-from segment.core.model import Segment, _residual_jacobian
+from segment.core.model import Segment
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
@@ -61,6 +61,7 @@ from segment.core.newton import (
     _solve_kernel,
     _solve_kernel_from,
 )
+from segment.core.residual import _residual_jacobian
 from segment.elements.disc import DOF_NAMES
 from segment.jit import njit, prange
 from segment.solvers.batch import _as_loads, launch
@@ -215,7 +216,7 @@ class SetsResult:
     q : ndarray (M, N, 6)
         Equilibria [mm, rad] (last finite iterate where not converged; never NaN).
     status : ndarray of int (M, N)
-        Codes of :mod:`segment.equilibrium` (0 converged).
+        Codes of :mod:`segment.solvers.equilibrium` (0 converged).
     iterations : ndarray of int (M, N)
     q_unloaded : ndarray (M, 6)
         Each set's unloaded equilibrium [mm, rad].
@@ -570,7 +571,7 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     space : ParameterSpace, path or None
         Default: the packaged ``data/parameter_space.csv``.
     sensitivities : bool
-        Also compute dq*/dp of every equilibrium (:mod:`segment.sensitivity`).
+        Also compute dq*/dp of every equilibrium (:mod:`segment.studies.sensitivity`).
     tol, max_iterations
         As :func:`segment.solve`.
     n_threads : int, optional
@@ -584,7 +585,7 @@ def solve_sets(model, P, loads, *, space=None, sensitivities: bool = False,
     strict : bool
         True (default): a parameter value outside the plausible range of its field (e.g. a
         facet inclination of 1e6 deg, which ``facets.csv`` would refuse) is an error; False
-        accepts it with a warning (:meth:`~segment.space.ParameterSpace.check`).
+        accepts it with a warning (:meth:`~segment.studies.space.ParameterSpace.check`).
 
     Returns
     -------

@@ -4,9 +4,9 @@ First-order (S1) and total (ST) Sobol indices with bootstrap confidence interval
 (Herman and Usher 2017, J Open Source Softw 2(9):97): a scrambled Sobol sequence in the
 Saltelli design (N (D + 2) model evaluations for D parameters, no second-order terms; Saltelli
 et al. 2010, Comput Phys Commun 181:259-270) on the unit cube, mapped through each parameter's
-truncated prior (:meth:`segment.space.ParameterSpace.ppf`), and the estimators of
+truncated prior (:meth:`segment.studies.space.ParameterSpace.ppf`), and the estimators of
 ``SALib.analyze.sobol`` (Saltelli 2010 for S1, Jansen 1999 for ST). Every evaluation solves
-the unloaded equilibrium and the nine cases (:func:`segment.sets.solve_sets`, one compiled
+the unloaded equilibrium and the nine cases (:func:`segment.studies.sets.solve_sets`, one compiled
 launch per chunk, or on Dask with ``client=``).
 
 Outputs (one column of indices each):
@@ -47,10 +47,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from segment import _checks
+import segment._checks as _checks
 from segment._checks import check_count, check_memory, check_seed
+from segment.core.model import Segment
+from segment.core.published import LOAD_CASES
 from segment.elements.disc import DOF_NAMES
 from segment.studies.failures import MAX_FAILED_FRACTION, FailureSummary, summarise_failures
+from segment.studies.sets import bytes_per_set, solve_sets
 from segment.studies.space import load_space
 
 __all__ = ["INDEX_RANGE_TOL", "MAX_EVALUATIONS", "MIN_BASE_SAMPLES", "SobolResult",
@@ -89,8 +92,6 @@ def check_design(n, dim: int, n_cases: int, n_facets: int, *, name: str = "n",
     """``n`` (minimum evaluations) as an int, or an error naming ``name``: not an integer, a
     design below N = ``min_base_samples``, more than :data:`MAX_EVALUATIONS`, or more memory
     than is available for its parameter sets, results and outputs."""
-    from segment.studies.sets import bytes_per_set
-
     n = check_count(n, name, maximum=MAX_EVALUATIONS, why="MAX_EVALUATIONS")
     n_base = base_samples(n, dim)
     if n_base < min_base_samples:
@@ -262,7 +263,7 @@ def _outputs(res, cases) -> tuple[list[tuple[str, str, str, str]], np.ndarray]:
     return meta, np.column_stack(cols)
 
 
-def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATIONS,
+def sobol_study(model: Segment, *, space=None, cases=None, n: int = DEFAULT_EVALUATIONS,
                 seed: int = 0, num_resamples: int = 100, conf_level: float = 0.95,
                 client=None, n_threads: int | None = None, progress: bool = False,
                 keep_samples: bool = False, strict: bool = True,
@@ -271,8 +272,8 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
 
     Parameters
     ----------
-    model : Segment, optional
-        Base model (default :func:`segment.c5c6`).
+    model : Segment
+        Base model: the parameters of ``space`` are applied to it.
     space : ParameterSpace, path or None
         Default: the packaged ``data/parameter_space.csv``.
     cases : mapping name -> Load, optional
@@ -289,11 +290,11 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
     client : dask.distributed.Client, optional
         Solve on this Dask cluster.
     n_threads, progress
-        As :func:`segment.sets.solve_sets`.
+        As :func:`segment.studies.sets.solve_sets`.
     keep_samples : bool
-        Keep the solved :class:`~segment.sets.SetsResult` (memory: ~1 kB per evaluation).
+        Keep the solved :class:`~segment.studies.sets.SetsResult` (memory: ~1 kB per evaluation).
     strict : bool
-        Passed to :func:`~segment.sets.solve_sets`: parameter values outside their plausible
+        Passed to :func:`~segment.studies.sets.solve_sets`: parameter values outside their plausible
         ranges are an error (True) or accepted with a warning.
     min_base_samples : int
         The smallest N accepted (default :data:`MIN_BASE_SAMPLES`; ``scripts/sobol_min_n.py``
@@ -311,17 +312,13 @@ def sobol_study(model=None, *, space=None, cases=None, n: int = DEFAULT_EVALUATI
         Naming ``n`` (not an integer, a design smaller than N = :data:`MIN_BASE_SAMPLES`,
         more evaluations than the limit or the memory allows) or ``seed``.
     """
-    import segment
-    from segment.studies.sets import solve_sets
-
     sample, _ = _salib()
     t0 = time.perf_counter()
     space = load_space(space)
     seed = check_seed(seed)
     min_base_samples = check_count(min_base_samples, "min_base_samples")
-    model = segment.c5c6() if model is None else model
     space = space.for_model(model)
-    cases = dict(segment.LOAD_CASES) if cases is None else dict(cases)
+    cases = dict(LOAD_CASES) if cases is None else dict(cases)
     n = check_design(n, space.dim, len(cases), len(model.facets),
                      min_base_samples=min_base_samples)
     n_base = base_samples(n, space.dim)

@@ -98,7 +98,7 @@ class ParameterSpace:
     def from_csv(cls, path: str | Path | None = None, *, strict: bool = True) -> ParameterSpace:
         """Read and check a parameter-space file (default: the packaged one):
         :func:`segment.studies.space_file.read_space`."""
-        return read_space(path, strict=strict)
+        return cls(**read_space(path, strict=strict))
 
     def table(self):
         """The space as a DataFrame (one row per parameter)."""
@@ -365,7 +365,7 @@ class ParameterSpace:
 
 @functools.lru_cache(maxsize=8)
 def _default_space(path: str) -> ParameterSpace:
-    return read_space(path)
+    return ParameterSpace.from_csv(path)
 
 
 def load_space(space=None, *, strict: bool = True) -> ParameterSpace:
@@ -378,4 +378,4 @@ def load_space(space=None, *, strict: bool = True) -> ParameterSpace:
     if not isinstance(space, (str, Path)) and not hasattr(space, "__fspath__"):
         raise TypeError(f"space must be a ParameterSpace, a path or None, got "
                         f"{type(space).__name__}")
-    return read_space(space, strict=strict)
+    return ParameterSpace.from_csv(space, strict=strict)

@@ -55,11 +55,10 @@ def _keys(kind: str) -> tuple[str, ...]:
     return {"disc": DOF_NAMES, "ligament": LIGAMENT_NAMES, "facet": FACET_SIDES}[kind]
 
 
-def read_space(path: str | Path | None = None, *, strict: bool = True):
-    """The :class:`~segment.studies.space.ParameterSpace` of a file (default: the packaged
-    one); see the module docstring for what is checked."""
-    from segment.studies.space import ParameterSpace
-
+def read_space(path: str | Path | None = None, *, strict: bool = True) -> dict:
+    """The fields of the :class:`~segment.studies.space.ParameterSpace` of a file (default:
+    the packaged one), as keyword arguments of its constructor; see the module docstring for
+    what is checked (``ParameterSpace.from_csv`` is the public way in)."""
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be True or False, got {strict!r}")
     path = default_space_path() if path is None else Path(path)
@@ -220,9 +219,8 @@ def read_space(path: str | Path | None = None, *, strict: bool = True):
         a = np.array(out[k], dtype=float)
         a.setflags(write=False)
         arrays[k] = a
-    return ParameterSpace(names=tuple(out["names"]), targets=tuple(out["targets"]),
-                          fields=tuple(out["fields"]), units=tuple(out["units"]),
-                          distributions=tuple(out["distributions"]),
-                          sources=tuple(out["sources"]), path=str(path),
-                          lines=tuple(out["lines"]),
-                          sha256=hashlib.sha256(path.read_bytes()).hexdigest(), **arrays)
+    return dict(names=tuple(out["names"]), targets=tuple(out["targets"]),
+                fields=tuple(out["fields"]), units=tuple(out["units"]),
+                distributions=tuple(out["distributions"]), sources=tuple(out["sources"]),
+                path=str(path), lines=tuple(out["lines"]),
+                sha256=hashlib.sha256(path.read_bytes()).hexdigest(), **arrays)

@@ -1,7 +1,7 @@
 """Parameter uncertainty: sample the uncertain parameters, solve the nine cases, give bands.
 
-What is sampled is ``data/parameter_space.csv`` (:mod:`segment.space`), the one definition of
-the uncertain parameters: each parameter is drawn from its truncated prior (uniform, normal or
+What is sampled is ``data/parameter_space.csv`` (:mod:`segment.studies.space`), the one definition
+of the uncertain parameters: each parameter is drawn from its truncated prior (uniform, normal or
 lognormal within its bounds), and the file's ``source`` column says where each range comes
 from or that it is assumed. The facet inclination (per side) and the radius are published
 ranges; the facet gap, the blending constant C, the ligament rest lengths (the rounding of
@@ -12,12 +12,13 @@ parameter by a uniform ``[1 - s, 1 + s]``: no published spread exists for Tables
 file's +-20 % is an assumption), so a study may want to vary it.
 
 Every sample is solved for the nine cases and the unloaded equilibrium in one launch of
-:func:`segment.sets.solve_sets` (no ``Segment`` per sample).
+:func:`segment.studies.sets.solve_sets` (no ``Segment`` per sample).
 
-The space's nominal values are the model's (:meth:`~segment.space.ParameterSpace.for_model`),
-and the bands are over the converged samples; :attr:`UncertaintyResult.failures` says how many
-failed, why, and whether they are random (:mod:`segment.studies.failures`), and a warning says
-so when they are not (then the bands describe only the part of the space that converged).
+The space's nominal values are the model's
+(:meth:`~segment.studies.space.ParameterSpace.for_model`), and the bands are over the converged
+samples; :attr:`UncertaintyResult.failures` says how many failed, why, and whether they are random
+(:mod:`segment.studies.failures`), and a warning says so when they are not (then the bands describe
+only the part of the space that converged).
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ import pandas as pd
 
 from segment._checks import check_count, check_memory
 from segment.core.model import Segment
+from segment.core.published import LOAD_CASES
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
+from segment.solvers.batch import solve_many
 from segment.studies.failures import FailureSummary, summarise_failures
+from segment.studies.sets import bytes_per_set, solve_sets
 from segment.studies.space import ParameterSpace, load_space
 
 __all__ = [
@@ -229,15 +233,15 @@ class UncertaintyResult:
         return out
 
 
-def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: int = 200,
+def uncertainty_bands(model: Segment, cases=None, *, n_samples: int = 200,
                       space=None, stiffness_spread: float | None = None,
                       seed: int | None = 0, progress: bool | None = None) -> UncertaintyResult:
     """Sample parameters, solve every case for every sample, return the spread.
 
     Parameters
     ----------
-    model : Segment, optional
-        Nominal model (default :func:`segment.c5c6`).
+    model : Segment
+        Nominal model: the sampled parameters are applied to it.
     cases : mapping name -> Load, optional
         Default: the nine Moroney cases.
     n_samples : int
@@ -257,19 +261,15 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
 
     Examples
     --------
+    >>> import segment
     >>> from segment.studies.uncertainty import uncertainty_bands
-    >>> u = uncertainty_bands(n_samples=8, seed=1)
+    >>> u = uncertainty_bands(segment.c5c6(), n_samples=8, seed=1)
     >>> u.displacement.shape
     (8, 9, 6)
     """
-    import segment
-    from segment.studies.sets import bytes_per_set, solve_sets
-
-    if model is None:
-        model = segment.c5c6()
     space = _space(space, stiffness_spread).for_model(model)
     if cases is None:
-        cases = dict(segment.LOAD_CASES)
+        cases = dict(LOAD_CASES)
     names = tuple(cases)
     n = check_count(n_samples, "n_samples")
     check_memory(n * (bytes_per_set(len(names), len(model.facets), space.dim, False)
@@ -287,8 +287,7 @@ def uncertainty_bands(model: Segment | None = None, cases=None, *, n_samples: in
     if failures.n_failed and not failures.acceptable:
         warnings.warn(f"uncertainty bands: {failures.describe()}; the bands describe only the "
                       "samples that converged", RuntimeWarning, stacklevel=2)
-    nominal = segment.solve_many(model, [Load.zero(), *[cases[k] for k in names]],
-                                 progress=False)
+    nominal = solve_many(model, [Load.zero(), *[cases[k] for k in names]], progress=False)
     main = tuple(None if cases[k].main_dof is None else DOF_NAMES[cases[k].main_dof]
                  for k in names)
     s = ASSUMED_STIFFNESS_SPREAD if stiffness_spread is None else float(stiffness_spread)

@@ -29,6 +29,7 @@ from segment.elements.kinematics import generalized_force
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
 from segment.studies.reference import DISPLACEMENT_COLUMNS, ReferenceData
+from segment.studies.space import load_space
 
 __all__ = [
     "CONFIGURATIONS",
@@ -261,13 +262,11 @@ def sensitivity_variants(model: Segment, *, space=None) -> list[tuple[str, str, 
 
     One-at-a-time: each parameter of ``data/parameter_space.csv`` (or ``space``) at its lower
     and its upper bound, the others at their nominal values: the values of ``model``
-    (:meth:`~segment.space.ParameterSpace.for_model`; the study runs on the model it is
+    (:meth:`~segment.studies.space.ParameterSpace.for_model`; the study runs on the model it is
     given). A bound equal to the nominal value (e.g. the facet gap, nominal 0 = lower bound)
     gives no variant; parameters whose element ``model`` lacks (a configuration without
     facets) are skipped.
     """
-    from segment.studies.space import load_space
-
     space = load_space(space).for_model(model)
     out = []
     for j, name in enumerate(space.names):
@@ -288,14 +287,12 @@ def sensitivity_table(model: Segment, cases: Mapping[str, Load], *,
                       progress: Progress = _quiet, space=None) -> pd.DataFrame:
     """Main displacement of each case under each variant of :func:`sensitivity_variants`,
     and its change from the baseline: ``model`` itself (the space's nominal values are read
-    from it, :meth:`~segment.space.ParameterSpace.for_model`).
+    from it, :meth:`~segment.studies.space.ParameterSpace.for_model`).
 
     A case that does not converge for the baseline is an error (no baseline to compare
     with); a variant that does not converge has ``converged`` False and NaN ``main`` and
     ``change_pct`` (its last iterate is no result).
     """
-    from segment.studies.space import load_space
-
     space = load_space(space).for_model(model)
     base = {}
     for name, load in cases.items():

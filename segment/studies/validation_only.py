@@ -12,6 +12,8 @@ import pandas as pd
 
 from segment.core.io import data_dir
 from segment.core.tables import Table
+from segment.elements.loads import Load
+from segment.solvers.equilibrium import solve
 
 VOO_MOMENTS_NM = (3.8, 5.0, 6.9)
 """Flexion moments [N m] spanning the peak moments of Voo, Pintar, Yoganandan & Liu 1998
@@ -75,9 +77,6 @@ def flexion_extension_centre(model, *, moment_Nm: float = 1.8) -> np.ndarray:
     """Finite centre of rotation (x, z) [mm, C6 frame] of C5 between the extension and the
     flexion equilibria at +-``moment_Nm`` (:func:`planar_centre`; the helical axis of the
     finite motion is sagittal here: the model is left-right symmetric)."""
-    from segment.elements.loads import Load
-    from segment.solvers.equilibrium import solve
-
     poses = []
     for sign in (-1.0, 1.0):
         r = solve(model, Load.from_si(moment_Nm=(0.0, sign * moment_Nm, 0.0)))
@@ -158,9 +157,6 @@ def validation_only(models: dict, *, geometry=None) -> dict:
     2013, from each assumed reference point of :data:`ICR_REFERENCE_POINTS` on the C6 body of
     ``geometry``, a ``vertebra_geometry.csv``; default: the packaged one).
     """
-    from segment.elements.loads import Load
-    from segment.solvers.equilibrium import solve
-
     rows = []
     for label, m in models.items():
         q_u = m.unloaded.q if getattr(m, "unloaded", None) is not None else None

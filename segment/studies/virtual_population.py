@@ -40,7 +40,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import data_dir
+from segment._version import __version__
+from segment.core.io import data_dir, load_parameters
+from segment.core.validity import load_validity_limits
+from segment.solvers.ramp import ramp
 from segment.studies.calibration.hierarchical import (
     CONFIGS,
     NEW_LAB,
@@ -150,16 +153,12 @@ directions (their last static steps: 3.6-4.8 N m)."""
 @functools.lru_cache(maxsize=1)
 def _cases():
     """The packaged load cases (FLX, EXT: pure moments of 1.8 N m, ``load_cases.csv``)."""
-    from segment.core.io import load_parameters
-
     return load_parameters().load_cases
 
 
 def survives(model, moment_Nm: float = STATIC_PROTOCOL_NM, *, limits="default") -> bool:
     """True when ``model`` carries ``moment_Nm`` in flexion and in extension with no strip
     ruptured and within its validity limit (:func:`segment.solvers.ramp.ramp`)."""
-    from segment.solvers.ramp import ramp
-
     for case in ("FLX", "EXT"):
         r = ramp(model, _cases()[case], to_scale=moment_Nm / 1.8, steps=20, limits=limits)
         if not r.ok or any(e[1] == "ruptured" for e in r.events):
@@ -211,8 +210,6 @@ def _limits_object(limits):
     if limits is None:
         return "default"
     import tempfile
-
-    from segment.core.validity import load_validity_limits
 
     with tempfile.TemporaryDirectory() as tmp:
         header, rows = _limits_rows(data_dir(), limits)
@@ -333,8 +330,6 @@ def ramp_table(models, *, names=None, limits: pd.DataFrame | None = None,
     :func:`validity_limits` over the packaged ones; None: the packaged ones): first
     rupture and its strips (ties joined by ``=``), ultimate moment (NaN where not reached
     before the limit), the moment where the validity limit was reached."""
-    from segment.solvers.ramp import ramp
-
     lim = _limits_object(limits)
     names = [f"member_{i + 1:03d}" for i in range(len(models))] if names is None else names
     out = []
@@ -384,8 +379,6 @@ def write_result(fit, members: pd.DataFrame, limits: pd.DataFrame, out, *, comma
                  lab: str | None, rejected: int = 0, condition: str = "") -> list[Path]:
     """The calibration's tables (module docstring) at ``out``, every number at
     :data:`DIGITS` significant digits."""
-    from segment import __version__
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fmt = f"%.{DIGITS}g"

@@ -9,13 +9,15 @@ import numpy as np
 from segment._extras import require
 from segment.core.model import Segment
 from segment.core.newton import EquilibriumResult
+from segment.core.published import LOAD_CASES
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
+from segment.views.parts import _title
 from segment.views.render import _check_size, _draw, _new_plotter, has_display
-from segment.views.scene import SceneTemplate, _title
+from segment.views.scene import SceneTemplate
 from segment.views.style import LEGEND
 
-pv = require("pyvista", "viz", "segment.viz (3-D views)")
+pv = require("pyvista", "viz", "segment.views.viz (3-D views)")
 
 __all__ = ["SLIDERS", "Explorer", "explore"]
 
@@ -42,14 +44,14 @@ class Explorer:
 
     Parameters
     ----------
-    model : Segment, optional
-        Default: :func:`segment.c5c6`.
+    model : Segment
+        The model explored (e.g. ``segment.c5c6()``).
     off_screen : bool
         True builds the plotter without a window (tests, benchmarks).
     size : (int, int)
         Window size [pixels].
     cases : mapping of str to Load, optional
-        The cases on the number keys (default: ``segment.LOAD_CASES``).
+        The cases on the number keys (default: the nine Moroney cases, ``segment.LOAD_CASES``).
     tension_range : (float, float)
         Colour range of the ligament tension [N].
     render : bool
@@ -59,19 +61,18 @@ class Explorer:
 
     Examples
     --------
-    >>> ex = Explorer(off_screen=True)            # doctest: +SKIP
-    >>> ex.on_slider("My", 1.8)                   # doctest: +SKIP
-    >>> ex.result.q[4] > 0                        # doctest: +SKIP
+    >>> import segment
+    >>> ex = Explorer(segment.c5c6(), off_screen=True)  # doctest: +SKIP
+    >>> ex.on_slider("My", 1.8)                         # doctest: +SKIP
+    >>> ex.result.q[4] > 0                              # doctest: +SKIP
     True
     """
 
-    def __init__(self, model: Segment | None = None, *, off_screen: bool = False,
+    def __init__(self, model: Segment, *, off_screen: bool = False,
                  size=(1400, 900), cases=None, tension_range=(0.0, 60.0),
                  render: bool = True, geometry=None):
-        import segment
-
-        self.base_model = segment.c5c6() if model is None else model
-        self.cases = dict(segment.LOAD_CASES if cases is None else cases)
+        self.base_model = model
+        self.cases = dict(LOAD_CASES if cases is None else cases)
         self.values = {name: 0.0 for name, *_ in SLIDERS}
         self.values["disc"] = 1.0
         self.render_on_update = render
@@ -202,7 +203,7 @@ class Explorer:
 
 
 
-def explore(model: Segment | None = None, **kwargs) -> Explorer:
+def explore(model: Segment, **kwargs) -> Explorer:
     """Open the interactive explorer window (see :class:`Explorer`).
 
     Raises
@@ -213,7 +214,7 @@ def explore(model: Segment | None = None, **kwargs) -> Explorer:
     if not has_display():
         raise RuntimeError("the desktop explorer needs a display (no DISPLAY or "
                            "WAYLAND_DISPLAY); use 'segment explore --web' for the explorer "
-                           "in a browser, or segment.explore() in a notebook")
+                           "in a browser, or segment.explore(model) in a notebook")
     ex = Explorer(model, off_screen=False, **kwargs)
     ex.show()
     return ex

@@ -1,4 +1,4 @@
-"""``segment.explore()``: the explorer that fits where it is called.
+"""``segment.explore(model)``: the explorer that fits where it is called.
 
 In a Jupyter kernel: the notebook widget (:mod:`segment.views.notebook`). Elsewhere: the
 desktop window (:mod:`segment.views.desktop`, needs a display); without a display, a
@@ -24,15 +24,15 @@ def _in_kernel() -> bool:
     return shell is not None and hasattr(shell, "kernel")
 
 
-def explore(models: Segment | Mapping[str, Segment] | None = None, **options):
+def explore(models: Segment | Mapping[str, Segment], **options):
     """Open the explorer: a widget in a notebook, else a desktop window.
 
     Parameters
     ----------
-    models : Segment or mapping of str to Segment, optional
-        The model, or named model variants for the model menu (e.g. ``{"intact": m1,
-        "posterior removed": m2}``); default: ``segment.c5c6()``. The desktop window shows
-        the first one.
+    models : Segment or mapping of str to Segment
+        The model (e.g. ``segment.c5c6()``), or named model variants for the model menu
+        (e.g. ``{"intact": m1, "posterior removed": m2}``). The desktop window shows the
+        first one.
     **options
         For the notebook: ``cases``, ``geometry``, ``magnify``, ``tension_range``, ``view``
         (:class:`segment.views.notebook.ExplorerWidget`); for the window, those of

@@ -45,8 +45,8 @@ class ExplorerWidget(widgets.VBox):
 
     Parameters
     ----------
-    models : Segment or mapping of str to Segment, optional
-        The model variants of the model menu (default ``{"intact": segment.c5c6()}``).
+    models : Segment or mapping of str to Segment
+        The model, or the model variants of the model menu by name (``{"intact": m1, ...}``).
     view : str
         Initial camera: ``lateral`` (default), ``posterior``, ``oblique``, ``anterior`` or
         ``superior``.
@@ -62,7 +62,7 @@ class ExplorerWidget(widgets.VBox):
     view : ExplorerView
     """
 
-    def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *,
+    def __init__(self, models: Segment | Mapping[str, Segment], *,
                  view: str = "lateral", **session_options):
         self.session = s = ExplorerSession(models, **session_options)
         self._syncing = False
@@ -123,6 +123,6 @@ class ExplorerWidget(widgets.VBox):
         return self.session.result
 
 
-def explore(models: Segment | Mapping[str, Segment] | None = None, **options) -> ExplorerWidget:
+def explore(models: Segment | Mapping[str, Segment], **options) -> ExplorerWidget:
     """The notebook explorer (see :class:`ExplorerWidget`); display it as a cell's result."""
     return ExplorerWidget(models, **options)

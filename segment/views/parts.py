@@ -3,7 +3,7 @@
 :class:`SceneParts` holds what does not change with the pose for one model (the bone and facet
 surfaces in each vertebra's frame, the endplate rings, the tube topology) and computes the
 pieces that do (disc, ligament tubes, contact arrows, torn stubs, dislocation halos, labels)
-for a :class:`~segment.model.SegmentState`. The pyvista scene (:mod:`segment.views.scene`) and
+for a :class:`~segment.core.model.SegmentState`. The pyvista scene (:mod:`segment.views.scene`) and
 the browser explorer (:mod:`segment.views.web`) both draw from it.
 """
 

@@ -20,8 +20,8 @@ import numpy as np
 from segment._extras import require
 from segment.core.newton import EquilibriumResult
 from segment.views.anatomy import resolve_geometry
-from segment.views.parts import check_magnify, magnify_text
-from segment.views.scene import Scene, SceneTemplate, _title, build_scene
+from segment.views.parts import _title, check_magnify, magnify_text
+from segment.views.scene import Scene, SceneTemplate, build_scene
 from segment.views.style import (
     ARROW_COLOR,
     AUTO_VIEW_BY_DOF,
@@ -47,9 +47,9 @@ from segment.views.style import (
     VIEWS,
 )
 
-pv = require("pyvista", "viz", "segment.viz (3-D views)")
+pv = require("pyvista", "viz", "segment.views.viz (3-D views)")
 
-__all__ = ["export", "has_display", "plot", "render", "render_grid", "screen_axes",
+__all__ = ["export", "has_display", "plot", "render", "render_grid", "resolve_view", "screen_axes",
            "tension_range"]
 
 
@@ -80,7 +80,7 @@ def _default_range(results) -> tuple[float, float]:
     return (0.0, float(max(1.0, np.ceil(top / 5.0) * 5.0)))
 
 
-def _resolve_view(view: str, result: EquilibriumResult) -> str:
+def resolve_view(view: str, result: EquilibriumResult) -> str:
     """``view`` itself, or for ``"auto"`` the view of the load's main component."""
     if view == "auto":
         dof = result.load.main_dof
@@ -252,7 +252,7 @@ def plot(result: EquilibriumResult, *, size=DEFAULT_SIZE, view: str = "auto", cl
     ``plotter``: draw into this :class:`pyvista.Plotter` (its active subplot) instead of a new
     one (``size`` and ``off_screen`` then belong to it and are not used).
     """
-    view = _resolve_view(view, result)
+    view = resolve_view(view, result)
     scene = build_scene(result, geometry=geometry, magnify=magnify)
     clim = _default_range([result]) if clim is None else clim
     pl = plotter if plotter is not None else _new_plotter(off_screen=off_screen,
@@ -336,7 +336,7 @@ def render_grid(results, path: str | Path, *, size=(1800, 1500), view: str = "au
             if magnify > 1.0:
                 title += f"\norange: C5 displacement x{magnify:g}"
             scene = tpl.build(r.state, title=title, magnify=magnify)
-            _draw(pl, scene, clim=clim, view=_resolve_view(view, r), compact=True, labels=False,
+            _draw(pl, scene, clim=clim, view=resolve_view(view, r), compact=True, labels=False,
                   axes=axes and k == 0, scalar_bar=scalar_bar and k == 0)
         path = _image_path(path)
         pl.screenshot(str(path))

@@ -51,7 +51,7 @@ from segment.views.style import (
     TUBE_RING,
 )
 
-pv = require("pyvista", "viz", "segment.viz (3-D views)")
+pv = require("pyvista", "viz", "segment.views.viz (3-D views)")
 
 __all__ = ["Scene", "SceneTemplate", "build_scene"]
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from segment.core.model import Segment
 from segment.core.newton import EquilibriumResult
+from segment.core.published import LOAD_CASES
 from segment.core.states import INTACT, ClinicalState, apply_states, load_states
 from segment.elements.disc import DOF_NAMES
 from segment.elements.kinematics import pose
@@ -42,12 +43,7 @@ from segment.solvers.equilibrium import solve
 from segment.views.anatomy import GEOMETRIES, resolve_geometry
 from segment.views.geometry import _loft_faces
 from segment.views.parts import SceneParts, _title, check_magnify, displacement, magnify_text
-from segment.views.style import (
-    ARROW_MAX_MM,
-    ARROW_MM_PER_N,
-    RING,
-    TENSION_STOPS,
-)
+from segment.views.style import ARROW_MAX_MM, ARROW_MM_PER_N, RING, SLACK_COLOR, TENSION_STOPS
 
 __all__ = ["CONTROLS", "Control", "ExplorerSession", "tension_color"]
 
@@ -91,8 +87,6 @@ _POSE_DIGITS = 9  # decimals of the poses (p [mm], R): the displayed pose is the
 
 def tension_color(tension_N: float, clim: tuple[float, float]) -> str:
     """Hex colour of a ligament tension on the explorer's scale (grey when slack)."""
-    from segment.views.style import SLACK_COLOR
-
     if not tension_N > 0.0:
         return SLACK_COLOR
     lo, hi = clim
@@ -155,12 +149,11 @@ class ExplorerSession:
 
     Parameters
     ----------
-    models : Segment or mapping of str to Segment, optional
+    models : Segment or mapping of str to Segment
         The model variants of the model menu, by name (e.g. ``{"intact": m1, "posterior
-        removed": m2}``); default ``{"intact": segment.c5c6()}``. A single Segment is
-        ``{"model": it}``.
+        removed": m2}``). A single Segment is ``{"model": it}``.
     cases : mapping of str to Load, optional
-        Named load cases (default: ``segment.LOAD_CASES``).
+        Named load cases (default: the nine Moroney cases, ``segment.LOAD_CASES``).
     geometry : str or loaded geometry, optional
         Display geometry shown first: ``"anatomical"`` (default) or ``"simple"``, or a loaded
         one (:func:`segment.views.anatomy.load_anatomy`,
@@ -180,21 +173,17 @@ class ExplorerSession:
         Colour range of the ligament tension [N].
     """
 
-    def __init__(self, models: Segment | Mapping[str, Segment] | None = None, *, cases=None,
+    def __init__(self, models: Segment | Mapping[str, Segment], *, cases=None,
                  states: Mapping[str, ClinicalState] | None = None, state: str = INTACT,
                  geometry=None, magnify: float = 1.0,
                  tension_range: tuple[float, float] = (0.0, 60.0)):
-        import segment
-
-        if models is None:
-            models = {"intact": segment.c5c6()}
-        elif isinstance(models, Segment):
+        if isinstance(models, Segment):
             models = {"model": models}
         self.models = dict(models)
         if not self.models or not all(isinstance(m, Segment) for m in self.models.values()):
             raise ValueError("models must be a Segment or a non-empty mapping of names to "
                              f"Segments, got {models!r}")
-        self.cases = dict(segment.LOAD_CASES if cases is None else cases)
+        self.cases = dict(LOAD_CASES if cases is None else cases)
         self.states = dict(load_states() if states is None else states)
         if not isinstance(state, str):
             raise ValueError(f"state must be a clinical state's name (str), got {state!r}")

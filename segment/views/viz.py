@@ -1,7 +1,7 @@
 """3-D views of C5-C6 poses with pyvista: scenes, renders, exports and a live explorer.
 
-This module is the one import path for all of them (``segment.viz`` is the same module); the
-code lives in one module per concept:
+This module is the one import path for their public names (private helpers stay in their
+modules); the code lives in one module per concept:
 
 * :mod:`segment.views.style`: glyph sizes [mm], colours and cameras;
 * :mod:`segment.views.geometry`: the simple display geometry table, mesh primitives and the
@@ -21,7 +21,6 @@ names the extra (``pip install "c5c6-segment[viz]"``).
 
 from __future__ import annotations
 
-from segment.core.io import data_dir
 from segment.views.anatomy import (
     ANATOMICAL_PARTS,
     GEOMETRIES,
@@ -36,36 +35,34 @@ from segment.views.geometry import (
     VERTEBRAE,
     Part,
     VertebraGeometry,
-    _facet_surface,
-    _Surface,
-    _vertebra_surface,
     load_geometry,
 )
 from segment.views.render import (
     OFFSCREEN_WINDOW,
-    _camera,
-    _check_size,
-    _default_range,
-    _draw,
-    _image_path,
-    _new_plotter,
-    _resolve_view,
     export,
     has_display,
     plot,
     render,
     render_grid,
+    resolve_view,
     screen_axes,
     tension_range,
 )
-from segment.views.scene import Scene, SceneTemplate, _title, build_scene
+from segment.views.scene import Scene, SceneTemplate, build_scene
 from segment.views.style import *  # noqa: F403  (every glyph size, colour and view)
 from segment.views.style import ARROW_MM_PER_N
 
 __all__ = [
     "ANATOMICAL_PARTS",
     "ARROW_MM_PER_N",
+    "CASE_KEYS",
     "GEOMETRIES",
+    "GEOMETRY_FILE",
+    "OFFSCREEN_WINDOW",
+    "PARTS",
+    "RESET_KEY",
+    "SLIDERS",
+    "VERTEBRAE",
     "AnatomicalGeometry",
     "Explorer",
     "Part",
@@ -75,18 +72,14 @@ __all__ = [
     "build_scene",
     "explore",
     "export",
+    "has_display",
     "load_anatomy",
     "load_geometry",
     "plot",
     "render",
     "render_grid",
     "resolve_geometry",
+    "resolve_view",
     "screen_axes",
     "tension_range",
 ]
-
-_REEXPORTED = (data_dir, CASE_KEYS, RESET_KEY, SLIDERS, GEOMETRY_FILE, PARTS, VERTEBRAE,
-               _facet_surface, _Surface, _vertebra_surface, OFFSCREEN_WINDOW, _camera,
-               _check_size, _default_range, _draw, _image_path, _new_plotter, _resolve_view, _title,
-               has_display)
-"""Names of the former single module that tests and the report use (kept importable)."""

@@ -325,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, self.server.update(changes, scene_key))
 
 
-def start(models: Segment | Mapping[str, Segment] | None = None, *, host: str = DEFAULT_HOST,
+def start(models: Segment | Mapping[str, Segment], *, host: str = DEFAULT_HOST,
           port: int = DEFAULT_PORT, **session_options) -> WebExplorer:
     """Start the web explorer in a background thread and return the running server.
 
@@ -340,7 +340,7 @@ def start(models: Segment | Mapping[str, Segment] | None = None, *, host: str = 
     return server
 
 
-def serve(models: Segment | Mapping[str, Segment] | None = None, *, host: str = DEFAULT_HOST,
+def serve(models: Segment | Mapping[str, Segment], *, host: str = DEFAULT_HOST,
           port: int = DEFAULT_PORT, timeout_s: float | None = None, announce=print,
           **session_options) -> None:
     """Serve the web explorer until interrupted (Ctrl-C) or for ``timeout_s`` seconds.

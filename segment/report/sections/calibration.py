@@ -1,13 +1,13 @@
 """Calibration and validation-only data: the shipped calibrated set against the reported
 model, which targets no set within the ranges meets, and data never used as a target
-(:mod:`segment.calibration`)."""
+(:mod:`segment.studies.calibration`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-import segment
+from segment.core.published import c5c6
 from segment.report.document import at_least
 
 KEY = "calibration"
@@ -20,7 +20,7 @@ def write(rep, s) -> None:
     from segment.studies import calibration as cal
 
     shipped = cal.shipped_calibrated_dir()
-    calibrated = segment.c5c6(data_dir=shipped)
+    calibrated = c5c6(data_dir=shipped)
     rep.text("`segment calibrate` fits the parameters of the parameter space to "
              "`calibration_targets.csv`: Moroney et al. (1988) intact and disc-segment "
              "responses at the test loads. Moroney's SDs are not available to us; every SD is "

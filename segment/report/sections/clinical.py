@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import segment
+from segment.core.published import c5c6
 from segment.report.document import round_columns
+from segment.solvers.equilibrium import solve
 from segment.studies.compare import compare_states
 
 KEY = "clinical"
@@ -106,9 +107,9 @@ def write(rep, s) -> None:
     # Moroney's posterior-removed specimens
     pr = f[f["state"] == "posterior-removed"].set_index("load")
     drop = {ld: 100.0 * (1.0 - intact[ld] / pr.loc[ld, "main_own"]) for ld in ROTATIONS}
-    config = segment.c5c6(data_dir=s.data_dir, ligaments=("ALL", "PLL"), facets=False)
-    same = all(np.array_equal(segment.solve(c.models["posterior-removed"], loads[ld]).q,
-                              segment.solve(config, loads[ld]).q) for ld in ROTATIONS)
+    config = c5c6(data_dir=s.data_dir, ligaments=("ALL", "PLL"), facets=False)
+    same = all(np.array_equal(solve(c.models["posterior-removed"], loads[ld]).q,
+                              solve(config, loads[ld]).q) for ld in ROTATIONS)
     biggest = max(drop, key=lambda k: drop[k])
     rep.text("Moroney et al. (1988) tested their specimens intact and with the posterior "
              "elements removed; the `posterior-removed` state (FL, ISL and both CL cut, both "

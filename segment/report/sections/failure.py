@@ -9,11 +9,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-import segment
 from segment.core.validity import BEYOND_LIMIT, load_validity_limits
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
 from segment.report.renders import render_failures
+from segment.solvers.ramp import ramp
 
 KEY = "failure"
 TITLE = "Up to failure: ligament rupture"
@@ -83,10 +83,19 @@ def failure_tables(ramps: Mapping[str, object], cases: Mapping[str, Load]):
                 if not part.startswith("ruptured: "):
                     continue
                 order += 1
+                before = float(f[col].iloc[k - 1])
+                if (seq and seq[-1]["case"] == name and k >= 1
+                        and "ruptured: " in f["event"].iloc[k - 1]
+                        and f["scale"].iloc[k] == f["scale"].iloc[k - 1]
+                        and f[col].iloc[k] == f[col].iloc[k - 1]):
+                    # a strip that broke with the previous one (a tie, solvers.ramp._tied):
+                    # the ramp writes one row per strip at the same equilibrium, so the
+                    # displacement before is the tie's
+                    before = seq[-1]["main_displacement_before"]
                 seq.append({"case": name, "order": order, "strip": part.split(": ")[1],
                             "scale": float(f["scale"].iloc[k]),
                             "load": nominal * float(f["scale"].iloc[k]), "load_unit": unit,
-                            "main_displacement_before": float(f[col].iloc[k - 1]),
+                            "main_displacement_before": before,
                             "main_displacement_after": (float(f[col].iloc[k])
                                                         if "no equilibrium" not in event
                                                         else np.nan),
@@ -182,7 +191,7 @@ def write(rep, s) -> None:
     ramps = {}
     for k, c in enumerate(s.names, start=1):      # the longest stage: one message per case
         s.say(f"ramp {k}/{len(s.names)} to failure: {c} to {RAMP_TO_SCALE:g}x nominal")
-        ramps[c] = segment.ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
+        ramps[c] = ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
     fail, seq = failure_tables(ramps, s.cases)
     limits = load_validity_limits()
     flexion = limits.bound("phi_y", 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import segment
+from segment._version import __version__
 from segment.report.document import NOT_AVAILABLE, RUN_FILE, Report
 from segment.report.figures import available_series
 from segment.report.findings import findings
@@ -22,7 +22,7 @@ def write(rep, s) -> None:
     s.extra["findings_at"] = len(rep.blocks)
     rep.subheading("Model and conventions")
     rep.bullets([
-        f"Model: `segment` {segment.__version__}, the C5–C6 model of Kecskeméthy, Lange and "
+        f"Model: `segment` {__version__}, the C5–C6 model of Kecskeméthy, Lange and "
         "Grabner (DETC2000/MECH-6821) with disc (eq. 1, Table 2), six ligaments (Tables 3, 4) "
         "and two facet joints as regularized cylinder end-face contacts.",
         "Conventions: C6 fixed, +x anterior, +z superior, +y left; q = (x, y, z, φx, φy, φz) "

@@ -3,7 +3,7 @@
 The paper's MADYMO model reached each equilibrium by simulating the motion of C5 until it
 settled (DETC2000/MECH-6821, "Madymo Model"); the MOBILE model solved the static equilibrium
 by Newton-Raphson, 350 times faster. This subpackage is that dynamic side, built on the same
-force elements as :mod:`segment.model`, with the base excitation and the energy check of
+force elements as :mod:`segment.core.model`, with the base excitation and the energy check of
 Fritzkowski and Walczak (2014) and the Lie-Stormer-Verlet integrator; one concept per module:
 
 * :mod:`~segment.solvers.dynamics.forces`: generalized forces at a pose and a velocity (the
@@ -27,7 +27,7 @@ Fritzkowski and Walczak (2014) and the Lie-Stormer-Verlet integrator; one concep
 * :mod:`~segment.solvers.dynamics.plots`: figures of a simulation (matplotlib).
 
 Every name of the former single module ``segment.solvers.dynamics`` (and of its 0.2 path
-``segment.dynamics``) is importable from here.
+``segment.solvers.dynamics``) is importable from here.
 """
 
 from __future__ import annotations

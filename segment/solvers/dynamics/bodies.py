@@ -165,7 +165,8 @@ def _c5_inertia(inertia: BodyInertia | None, model: Segment | None) -> BodyInert
     if inertia is None:
         inertia = load_parameters().inertia["C5"]
     if not isinstance(inertia, BodyInertia):
-        raise TypeError(f"inertia must be a segment.io.BodyInertia, got {type(inertia).__name__}")
+        raise TypeError(f"inertia must be a segment.core.io.BodyInertia, got "
+                        f"{type(inertia).__name__}")
     return inertia
 
 
@@ -180,7 +181,7 @@ def _body_array(inertia: BodyInertia | None = None, model: Segment | None = None
         mass, cog, tensor = m, g, I_c5
     else:
         if not isinstance(payload, Payload):
-            raise TypeError(f"payload must be a segment.dynamics.Payload or None, got "
+            raise TypeError(f"payload must be a segment.solvers.dynamics.Payload or None, got "
                             f"{type(payload).__name__}")
         mp = payload.mass_kg * KG_TO_T
         cp = np.asarray(payload.cog_mm, dtype=float)

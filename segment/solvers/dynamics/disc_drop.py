@@ -1,7 +1,7 @@
 """A disc dropped tilted onto a plane with the regularized contact (cylinder paper, Fig. 7).
 
 The companion paper's demonstration of the steep-to-flat transition of the regularized
-cylinder end-face contact (:mod:`segment.facet`), simulated in the x-z plane.
+cylinder end-face contact (:mod:`segment.elements.facet`), simulated in the x-z plane.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from scipy.integrate import solve_ivp
 
+from segment._extras import require
 from segment.core.io import load_parameters
-from segment.elements._vec import cross, sub
 from segment.elements.facet import ContactLaw, _contact, _contact_force
+from segment.elements.vec import cross, sub
 from segment.jit import njit
 from segment.solvers.dynamics.bodies import KG_TO_T
 from segment.solvers.dynamics.equations import GRAVITY_MM_S2
@@ -92,12 +93,12 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
     paper gives no values for this example) is released at rest with its face tilted by
     ``tilt_deg`` and its lowest rim point ``height`` [mm] above the plane z = 0, under
     gravity. Motion in the x-z plane (x, z of the centre, tilt about y). The contact is
-    :func:`segment.facet._contact` between the disc's end face and a plane patch (a disc of
+    :func:`segment.elements.facet._contact` between the disc's end face and a plane patch (a disc of
     radius 100 r0 centred below the disc, so the disc always lies within it: the flat contact
     point M is the disc centre and r = r0 (1 - exp(-C sin alpha))), with the facet contact law
     and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc may slide, but
     nothing pushes it sideways: the force is along the plane's normal (the edge rests on the
-    plane's face, :mod:`segment.facet` item 8), and x stays 0 (with the former bisector
+    plane's face, :mod:`segment.elements.facet` item 8), and x stays 0 (with the former bisector
     line of action it drifted to 8.7 mm by t = 1 s). The paper's claim: "the motion
     asymptotically approaches fully flat contact with the virtual contact point at the circle
     center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the rocking is only lightly damped
@@ -165,8 +166,6 @@ def plot_disc_plane(result: DiscPlaneResult, path=None, *, ax=None):
     Drawn into ``ax`` when given (a matplotlib Axes of your figure), else into a new figure.
     Saved as an image at ``path`` when given (and then closed). Returns the figure.
     """
-    from segment._extras import require
-
     plt = require("matplotlib.pyplot", "report", "plot_disc_plane")
 
     df = result.frame

@@ -1,7 +1,7 @@
 """Equations of motion of C5 on C6 (rigid body on the 6-DOF joint), eq. (D1).
 
 C5 (with an optional payload fixed to it, :mod:`segment.solvers.dynamics.bodies`) is one rigid
-body on the 6-DOF joint of :mod:`segment.kinematics`. With its mass ``m`` [kg -> N s^2/mm:
+body on the 6-DOF joint of :mod:`segment.elements.kinematics`. With its mass ``m`` [kg -> N s^2/mm:
 x 1e-3], its inertia tensor ``I`` about the centre of gravity along the C5 axes
 [kg mm^2 -> N mm s^2: x 1e-3] and the centre of gravity at ``g`` in the C5 frame (Table 1,
 C5 alone: 0.23 kg, diag(2.3, 2.3, 4.5) kg cm^2, g = (-8.1, 0, 0) mm), the velocity of the
@@ -36,7 +36,7 @@ and :func:`_jac` the approximate Jacobian handed to implicit integrators::
 
     d(dy/dt)/dy ~ [[0, 1], [M^-1 K, M^-1 C]]
 
-with ``K`` the exact static Jacobian (:mod:`segment.tangent`) and ``C`` the (linear)
+with ``K`` the exact static Jacobian (:mod:`segment.elements.tangent`) and ``C`` the (linear)
 damping matrix; velocity-product terms are left out of it (an approximate Jacobian only slows
 the integrator's Newton iterations, it does not change the solution).
 """
@@ -75,7 +75,8 @@ def _rigid_body(q, qd, r0, body):
     m = body[B_M]
     R0t = ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
            (r0[2, 0], r0[2, 1], r0[2, 2]))
-    Rt, _, ht = _axes(q, R0t)            # R (row tuples) and the joint axes (segment.tangent)
+    # R (row tuples) and the joint axes (segment.elements.tangent)
+    Rt, _, ht = _axes(q, R0t)
     R0 = np.ascontiguousarray(r0)
     R = np.empty((3, 3))
     H = np.empty((3, 3))

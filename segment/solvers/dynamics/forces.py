@@ -6,16 +6,16 @@ load) at a pose. The dynamics also need their damping terms (DETC2000/MECH-6821)
 * disc, eq. (1): ``-b_t dq_i/dt`` on x, y, z and ``-b_phi dq_i/dt`` on the rotations
   (b_t = 1000 N s/m = 1 N s/mm, b_phi = 1.5 N m s/rad = 1500 N mm s/rad);
 * ligaments: ``F_l = F_el(eps) + b_l dl/dt`` while taut (b_l = 300 N s/m = 0.3 N s/mm; see
-  :mod:`segment.ligament` for reading b_l as acting on dl/dt); the total tension is clipped at 0
-  (a ligament cannot push);
+  :mod:`segment.elements.ligament` for reading b_l as acting on dl/dt); the total tension is clipped
+  at 0 (a ligament cannot push);
 * facets: ``F_c = F_el(u) + b_f du/dt`` while penetrating (b_f = 300 N s/m = 0.3 N s/mm),
   clipped at 0 (a contact cannot pull).
 
 The rates ``dl/dt`` and ``du/dt`` are exact: the element kernels (the same ones the residual
 sums) are evaluated once at the complex pose ``q + i h dq/dt`` (h = 1e-20); real parts are
 the element values, imaginary parts divided by h their time derivatives (the complex-step trick
-of :mod:`segment._vec` applied along the velocity). At rest the sum of the elastic rows equals
-the static residual to rounding (``tests/test_dynamics.py``).
+of :mod:`segment.elements.vec` applied along the velocity). At rest the sum of the elastic rows
+equals the static residual to rounding (``tests/test_dynamics.py``).
 
 The elastic energies of the disc (1/2 k(q_i) q_i^2, or the potential of its law of
 :mod:`segment.elements.disc`) and of the ligaments (l0 int F_el d eps) and the contact-law
@@ -30,13 +30,13 @@ from collections.abc import Callable
 import numpy as np
 
 from segment.core.model import Segment
-from segment.elements._vec import row, scale, sub
-from segment.elements.disc import _add_disc_force, _disc_law_energy
+from segment.elements.disc import add_disc_force, disc_energy
 from segment.elements.facet import _facet_state
-from segment.elements.kinematics import _add_load, _add_point_force, _pose
-from segment.elements.ligament import _ligament_state
+from segment.elements.kinematics import add_load, add_point_force, pose_and_axes
+from segment.elements.ligament import ligament_state
 from segment.elements.loads import Load
-from segment.elements.restraint import P_B, P_K, _restraint_state
+from segment.elements.restraint import P_B, P_K, restraint_state
+from segment.elements.vec import row, scale, sub
 from segment.jit import njit
 
 __all__: list[str] = []
@@ -54,7 +54,8 @@ def _re(v):
 
 @njit
 def _trilinear_energy(eps, e, f):
-    """int_0^eps F(s) ds of the trilinear law of :func:`segment.ligament._trilinear` [N]."""
+    """int_0^eps F(s) ds of the trilinear law of :func:`segment.elements.ligament.trilinear`
+    [N]."""
     if eps <= 0.0:
         return 0.0
     s0 = f[0] / e[0]
@@ -101,20 +102,20 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
     qc = np.empty(6, dtype=np.complex128)
     for k in range(6):
         qc[k] = q[k] + 1j * RATE_STEP * qd[k]
-    p, R, R0, h1, h2, h3 = _pose(qc, s0, r0)
+    p, R, R0, h1, h2, h3 = pose_and_axes(qc, s0, r0)
     pr, h1r, h2r, h3r = _re(p), _re(h1), _re(h2), _re(h3)
     v_el = 0.0
     v_fac = 0.0
     if elements:
-        _add_disc_force(Qc[0], q, k_pos, k_neg, disc_law)  # disc, eq. (1), and its damping
+        add_disc_force(Qc[0], q, k_pos, k_neg, disc_law)  # disc, eq. (1), and its damping
         for i in range(6):
             Qc[3, i] -= disc_b[i] * qd[i]
             if disc_law[i, 0] == 0.0:
                 v_el -= 0.5 * Qc[0, i].real * q[i]   # 1/2 k(q_i) q_i^2
             else:   # another law of segment.elements.disc: its potential
-                v_el += _disc_law_energy(disc_law[i], q[i], k_pos[i], k_neg[i])
+                v_el += disc_energy(disc_law[i], q[i], k_pos[i], k_neg[i])
         for i in range(lig_l0.shape[0]):
-            a, length, strain, tension, _ = _ligament_state(i, p, R, lig_a, lig_c6, lig_l0,
+            a, length, strain, tension, _ = ligament_state(i, p, R, lig_a, lig_c6, lig_l0,
                                                             lig_eps, lig_f)
             ln = length.real
             rate = length.imag / RATE_STEP
@@ -132,8 +133,8 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
             if ln > 0.0:
                 ar = _re(a)
                 d = sub(row(lig_c6, i), ar)
-                _add_point_force(Qc[1], ar, scale(f_el / ln, d), pr, R0, h1r, h2r, h3r)
-                _add_point_force(Qc[3], ar, scale((total - f_el) / ln, d), pr, R0, h1r, h2r,
+                add_point_force(Qc[1], ar, scale(f_el / ln, d), pr, R0, h1r, h2r, h3r)
+                add_point_force(Qc[3], ar, scale((total - f_el) / ln, d), pr, R0, h1r, h2r,
                                  h3r)
         for i in range(fac_r1.shape[0]):
             st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
@@ -153,18 +154,18 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
             v_fac += _contact_energy(u.real, law) * fac_scale[i]
             point = _re(st[1])
             direction = _re(st[2])
-            _add_point_force(Qc[2], point, scale(f_el, direction), pr, R0, h1r, h2r, h3r)
-            _add_point_force(Qc[3], point, scale(total - f_el, direction), pr, R0, h1r, h2r,
+            add_point_force(Qc[2], point, scale(f_el, direction), pr, R0, h1r, h2r, h3r)
+            add_point_force(Qc[3], point, scale(total - f_el, direction), pr, R0, h1r, h2r,
                              h3r)
         # point restraints of a device (segment.elements.restraint): elastic, booked with
         # the disc (row 0) whose place they take; V = 1/2 d . K d
         for i in range(pts.shape[0]):
-            x, force = _restraint_state(i, p, R, pts)
+            x, force = restraint_state(i, p, R, pts)
             for k in range(3):
                 d = x[k].real - pts[i, P_B + k]
                 v_el += 0.5 * pts[i, P_K + k] * d * d
-            _add_point_force(Qc[0], _re(x), _re(force), pr, R0, h1r, h2r, h3r)
-    _add_load(Qc[4], load, r0, h1r, h2r, h3r)
+            add_point_force(Qc[0], _re(x), _re(force), pr, R0, h1r, h2r, h3r)
+    add_load(Qc[4], load, r0, h1r, h2r, h3r)
     for r_ in range(5):
         for k in range(6):
             Q[r_, k] = Qc[r_, k].real

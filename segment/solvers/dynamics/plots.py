@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_simulation"]
+from segment._extras import require
+
+__all__ = ["ligament_tensions", "plot_simulation"]
 
 PANELS = ("base", "rotation", "ligaments", "energy")
 """The panels :func:`plot_simulation` can draw, top to bottom."""
 
 
-def _ligament_tensions(frame) -> dict[str, np.ndarray]:
+def ligament_tensions(frame) -> dict[str, np.ndarray]:
     """Tension per ligament [N], the strips of one ligament summed."""
     out: dict[str, np.ndarray] = {}
     for col in frame.columns:
@@ -55,8 +57,6 @@ def plot_simulation(result, path=None, *, panels=None, axes=None, title: str | N
     -------
     matplotlib.figure.Figure
     """
-    from segment._extras import require
-
     plt = require("matplotlib.pyplot", "report", "plot_simulation")
     frame = result.frame
     if frame.empty:
@@ -93,7 +93,7 @@ def plot_simulation(result, path=None, *, panels=None, axes=None, title: str | N
             ax.axhline(0.0, color="0.6", lw=0.6)
             ax.set_ylabel("C5 vs C6 rotation\nfrom t = 0 [deg]")
         elif panel == "ligaments":
-            for name, tension in _ligament_tensions(frame).items():
+            for name, tension in ligament_tensions(frame).items():
                 ax.plot(t_ms, tension, label=name)
             ax.set_ylabel("ligament tension [N]")
         elif panel == "energy":

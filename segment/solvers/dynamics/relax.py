@@ -17,8 +17,9 @@ import numpy as np
 from scipy.integrate import Radau
 
 from segment.core.io import BodyInertia
-from segment.core.model import Segment, _residual
+from segment.core.model import Segment
 from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
+from segment.core.residual import _residual
 from segment.elements.loads import Load
 from segment.solvers.dynamics.equations import _inertia_array, _initial, _jac, _rhs
 from segment.solvers.dynamics.forces import _damping_arrays
@@ -65,16 +66,6 @@ class RelaxationResult:
 
     def __repr__(self) -> str:
         return f"RelaxationResult({self.message})"
-
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of ``q`` (scipy.optimize-style)."""
-        return self.q
-
-    @property
-    def success(self) -> bool:
-        """Alias of ``converged``."""
-        return self.converged
 
 
 def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 20.0,

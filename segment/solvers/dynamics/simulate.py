@@ -49,6 +49,7 @@ from segment.solvers.dynamics.lsv import (
 )
 from segment.solvers.dynamics.radau import _integrate_radau
 from segment.solvers.dynamics.result import SimulationResult
+from segment.solvers.equilibrium import solve
 
 __all__ = ["simulate"]
 
@@ -79,8 +80,6 @@ def _static_start(model: Segment, f0: np.ndarray, body: np.ndarray, grav: float)
     weight moved to the C5 origin at the reference pose gives the start of a Newton iteration
     on ``residual(q) + J_v(q)^T (0, 0, -M g) = 0`` (the weight's moment turns with C5).
     """
-    from segment.solvers.equilibrium import solve
-
     load0 = Load(f0[:3], f0[3:], "load at t = 0")
     if grav == 0.0:
         r = solve(model, load0)
@@ -150,7 +149,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         Force elements; their damping (``disc.damping``, ``Ligament.damping``,
         ``contact_law.damping``) is used unless ``damping=False``.
     load : Load, callable or None
-        A :class:`~segment.loads.Load` applied as a step at t = 0 (or ramped over ``ramp``
+        A :class:`~segment.elements.loads.Load` applied as a step at t = 0 (or ramped over ``ramp``
         seconds), or a function ``t [s] -> Load`` or ``-> (Fx, Fy, Fz, Mx, My, Mz)``
         [N, N mm]; None for no load.
     t_end : float
@@ -253,8 +252,8 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         for name, value in (("rtol", rtol), ("atol", atol)):
             _positive_number(name, value)
     if base_acceleration is not None and not isinstance(base_acceleration, BaseExcitation):
-        raise TypeError(f"base_acceleration must be a segment.dynamics.BaseExcitation or None, "
-                        f"got {type(base_acceleration).__name__}")
+        raise TypeError(f"base_acceleration must be a segment.solvers.dynamics.BaseExcitation or "
+                        f"None, got {type(base_acceleration).__name__}")
     for name, value in (("gravity", gravity), ("elements", elements), ("damping", damping),
                         ("rupture", rupture)):
         if not isinstance(value, (bool, np.bool_)):

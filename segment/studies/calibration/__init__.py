@@ -4,8 +4,8 @@ Problem
 -------
 Observed responses ``v_i`` with standard deviations ``s_i`` (:class:`Targets`, read from
 ``data/calibration_targets.csv``) and the model's responses ``y_i(p)`` for a parameter set ``p``
-over :class:`~segment.space.ParameterSpace` (displacements from the unloaded equilibrium of a
-configuration under a load case). With independent Gaussian errors and the space's truncated
+over :class:`~segment.studies.space.ParameterSpace` (displacements from the unloaded equilibrium of
+a configuration under a load case). With independent Gaussian errors and the space's truncated
 priors the log posterior is, up to a constant::
 
     log pi(p | v) = -1/2 sum_i ((y_i(p) - v_i) / s_i)^2 + sum_j log prior_j(p_j)      (1)
@@ -19,7 +19,7 @@ Solution
 * **MAP**: :func:`scipy.optimize.least_squares` (``trf``, the bounds are the priors'
   truncation, ``x_scale`` the range widths) on the stacked residuals
   ``r = [(y - v) / s, (p - mu) / sigma (normal), (ln p - mu) / sigma (lognormal)]``, with the
-  Jacobian ``dy/dp`` from the exact sensitivities (:mod:`segment.sensitivity`), plus a
+  Jacobian ``dy/dp`` from the exact sensitivities (:mod:`segment.studies.sensitivity`), plus a
   vanishing ridge on the uniform parameters (:data:`RIDGE`). The
   ``- ln p_j`` of the lognormal density is left out of the MAP residuals (it is not a
   square); the MCMC uses the full density (1). Decision, measured: it moves the MAP of
@@ -42,7 +42,7 @@ Solution
   to leave its range by the smallest fraction of its range. A parameter is never moved outside
   its range by the calibration itself.
 * **Posterior samples**: :func:`sample_posterior` runs emcee (``c5c6-segment[study]``) on (1) with
-  the parameter-set kernel (:func:`segment.sets.solve_sets`), reporting acceptance,
+  the parameter-set kernel (:func:`segment.studies.sets.solve_sets`), reporting acceptance,
   autocorrelation time and split-R-hat.
 
 Modules

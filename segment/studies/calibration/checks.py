@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from segment._checks import check_count
+from segment.core.published import LOAD_CASES
 from segment.studies.calibration.fit import calibrate
 from segment.studies.calibration.forward import Forward, configuration_model
 from segment.studies.calibration.posterior import PosteriorSamples
@@ -18,15 +19,12 @@ from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
 from segment.studies.space import load_space
 
 
-def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2.0),
+def sd_sensitivity(model, targets=None, *, space=None, factors=(0.5, 1.0, 2.0),
                    n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """The MAP and its Laplace SD per parameter, and the calibrated predictions, with every
     target SD multiplied by each of ``factors`` (the assumed SDs made visible: half and
     double by default). Long table: factor, kind (``parameter`` or ``target``), name, value,
     sd, verdict (parameters) or z (targets), and the run's status message."""
-    import segment
-
-    model = segment.c5c6() if model is None else model
     targets = load_targets(targets)
     rows = []
     for f in factors:
@@ -44,7 +42,7 @@ def sd_sensitivity(model=None, targets=None, *, space=None, factors=(0.5, 1.0, 2
     return pd.DataFrame(rows)
 
 
-def cross_validate(model=None, targets=None, *, space=None,
+def cross_validate(model, targets=None, *, space=None,
                    n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """Leave-one-case-out cross-validation: for each load case, calibrate without its targets
     (both configurations) and predict them.
@@ -54,9 +52,6 @@ def cross_validate(model=None, targets=None, *, space=None,
     ``z = (prediction - value) / sqrt(SD^2 + prediction_sd^2)`` (the held-out error in
     predictive SDs), with the fold's status message.
     """
-    import segment
-
-    model = segment.c5c6() if model is None else model
     space = load_space(space).for_model(model)
     targets = load_targets(targets)
     rows = []
@@ -79,7 +74,7 @@ def cross_validate(model=None, targets=None, *, space=None,
     return pd.DataFrame(rows)
 
 
-def predictive_bands(model=None, samples=None, *, space=None, configuration: str = "intact",
+def predictive_bands(model, samples=None, *, space=None, configuration: str = "intact",
                      n: int = 2000, seed: int = 0, n_threads: int | None = None, cases=None):
     """Posterior predictive bands of all nine cases in all six components.
 
@@ -99,13 +94,10 @@ def predictive_bands(model=None, samples=None, *, space=None, configuration: str
         case, component, unit, q2.5, median, q97.5, mean and the fraction of draws whose
         equilibria converged; displacements from the unloaded pose [mm, deg].
     """
-    import segment
     from segment.studies.sets import solve_sets
-
-    model = segment.c5c6() if model is None else model
     space = load_space(space).for_model(model)
     n = check_count(n, "n")
-    cases = dict(segment.LOAD_CASES) if cases is None else dict(cases)
+    cases = dict(LOAD_CASES) if cases is None else dict(cases)
     if isinstance(samples, PosteriorSamples):
         P = samples.samples
         if len(P) > n:

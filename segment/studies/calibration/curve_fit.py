@@ -77,7 +77,7 @@ def prior_starts(space, n: int) -> np.ndarray:
     return space.ppf(np.clip(u, 1e-6, 1 - 1e-6))
 
 
-def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None = None,
+def calibrate_curves(curves=None, *, model, form=None, specimen: str | None = None,
                      modes=None, targets: CurveTargets | None = None, x0=None,
                      starts: int = START_POINTS, point_sd: float = POINT_SD_DEG,
                      n_threads: int | None = 1, max_nfev: int = 500,
@@ -91,7 +91,7 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
     form : Form, name, folder or None
         The model form (default ``published``).
     model : Segment, optional
-        The intact base model (default :func:`segment.c5c6`); the form's disc law is applied
+        The intact base model ; the form's disc law is applied
         to it.
     specimen : str, optional
         Fit this specimen's points; default the population's corridor.
@@ -117,17 +117,17 @@ def calibrate_curves(curves=None, *, form=None, model=None, specimen: str | None
 
     Examples
     --------
+    >>> from segment.core.published import c5c6
     >>> from segment.studies.calibration.curve_fit import calibrate_curves
-    >>> fit = calibrate_curves(form="neutral-zone", specimen="B07")
+    >>> fit = calibrate_curves(form="neutral-zone", specimen="B07", model=c5c6())
     >>> fit.success, fit.rms_deg < 0.5
     (True, True)
     """
-    import segment
 
     t0 = time.perf_counter()
     form = load_form(form)
     space = form.space
-    base = segment.c5c6() if model is None else model
+    base = model
     fmodel = form.model(base)
     if targets is None:
         curves = load_curves(curves)
@@ -263,7 +263,7 @@ def _failed(form, space, targets, p, message, t0, fwd, *, nfev=0) -> CurveCalibr
         n_solves=fwd.n_solves, elapsed=time.perf_counter() - t0, space_path=space.path)
 
 
-def calibrate_each(curves=None, *, form=None, model=None, specimens=None, modes=None,
+def calibrate_each(curves=None, *, model, form=None, specimens=None, modes=None,
                    point_sd: float = POINT_SD_DEG, n_threads: int | None = 1,
                    progress: bool = False) -> list[CurveCalibration]:
     """Every specimen its own parameter set (:func:`calibrate_curves` per specimen, from the

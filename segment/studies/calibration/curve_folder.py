@@ -45,13 +45,12 @@ POPULATION_FILE = "population.csv"
 
 
 
-def calibrated_model(fit: CurveCalibration, *, form=None, model=None):
+def calibrated_model(fit: CurveCalibration, *, model, form=None):
     """The Segment of the fit's MAP: the form's law on ``model`` (default the published
     model), the parameters applied."""
-    import segment
 
     form = load_form(fit.form if form is None else form)
-    base = segment.c5c6() if model is None else model
+    base = model
     return form.space.apply(form.model(base), fit.x)
 
 
@@ -68,8 +67,8 @@ def write_curve_calibration(fit: CurveCalibration, out, *, form=None, source_dir
     ValueError
         When the fit did not converge (nothing is written).
     """
-    from segment.core.build import c5c6
     from segment.core.io import save_parameters
+    from segment.core.published import c5c6
 
     if not fit.success:
         raise ValueError(f"the calibration of {fit.targets.label} did not converge "

@@ -25,7 +25,7 @@ MIN_WALKERS = 32
 
 
 def sample_curve_posterior(fit: CurveCalibration, *, samples: int = 100_000, form=None,
-                           model=None, n_walkers: int | None = None, discard: int | None = None,
+                           model, n_walkers: int | None = None, discard: int | None = None,
                            seed: int | None = 0, progress: bool = False,
                            n_threads: int | None = 1) -> PosteriorSamples:
     """About ``samples`` posterior draws around the MAP of ``fit``.
@@ -37,7 +37,7 @@ def sample_curve_posterior(fit: CurveCalibration, *, samples: int = 100_000, for
     samples : int
         Draws = walkers x steps (steps rounded up).
     form, model
-        The form (default the fit's) and the base model (default :func:`segment.c5c6`).
+        The form (default the fit's) and the base model .
     n_walkers : int, optional
         Default ``max(MIN_WALKERS, 2 D)`` (even).
     n_threads : int or None
@@ -50,13 +50,12 @@ def sample_curve_posterior(fit: CurveCalibration, *, samples: int = 100_000, for
     -------
     PosteriorSamples
     """
-    import segment
 
     if not fit.success:
         raise ValueError(f"the calibration did not converge ({fit.message}): no posterior")
     form = load_form(fit.form if form is None else form)
     space = form.space
-    base = segment.c5c6() if model is None else model
+    base = model
     targets = fit.targets
     fwd = CurveForward(form.model(base), space, targets, n_threads=n_threads)
     if n_walkers is None:

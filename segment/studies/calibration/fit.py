@@ -41,7 +41,7 @@ def _laplace(space, J_data, p):
     return cov, prior_var
 
 
-def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bool = True,
+def calibrate(model, targets=None, *, space=None, x0=None, misfit_check: bool = True,
               n_threads: int | None = 1, max_nfev: int = 100,
               ftol: float = 1e-10, cases=None) -> CalibrationResult:
     """MAP estimate, Laplace posterior, identifiability and misfit analysis.
@@ -49,8 +49,8 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
     Parameters
     ----------
     model : Segment, optional
-        The intact base model (default :func:`segment.c5c6`). The space's nominal values are
-        read from it (:meth:`~segment.space.ParameterSpace.for_model`).
+        The intact base model . The space's nominal values are
+        read from it (:meth:`~segment.studies.space.ParameterSpace.for_model`).
     targets : Targets, path or None
         Default: the packaged ``data/calibration_targets.csv``.
     space : ParameterSpace, path or None
@@ -75,8 +75,9 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
 
     Examples
     --------
+    >>> from segment.core.published import c5c6
     >>> from segment.studies.calibration import calibrate
-    >>> r = calibrate()
+    >>> r = calibrate(c5c6())
     >>> r.success, len(r.x)
     (True, 21)
     """
@@ -84,10 +85,7 @@ def calibrate(model=None, targets=None, *, space=None, x0=None, misfit_check: bo
 
     from scipy.optimize import least_squares
 
-    import segment
-
     t0 = time.perf_counter()
-    model = segment.c5c6() if model is None else model
     space = load_space(space).for_model(model)
     targets = load_targets(targets)
     fwd = Forward(model, space, targets, n_threads=n_threads, cases=cases)

@@ -135,8 +135,8 @@ def write_calibrated(result: CalibrationResult, out, *, source_dir=None,
 
     Returns the written files.
     """
-    from segment.core.build import c5c6
     from segment.core.io import save_parameters
+    from segment.core.published import c5c6
 
     src = data_dir() if source_dir is None else Path(source_dir)
     out = Path(out)

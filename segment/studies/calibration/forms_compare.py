@@ -120,17 +120,16 @@ def compare_forms(curves=None, *, forms=None, model=None, point_sd: float = POIN
     forms : sequence of names, folders or Forms, optional
         Default: every packaged form (:func:`segment.studies.forms.form_names`).
     model : Segment, optional
-        The base model (default :func:`segment.c5c6`).
+        The base model .
     progress : callable, optional
         Called with a short message per form and stage.
     """
-    import segment
 
     curves = load_curves(curves)
     if len(curves.specimens) < 3:
         raise ValueError(f"comparing forms needs at least three specimens (leaving one out "
                          f"must leave a corridor with an SD), got {len(curves.specimens)}")
-    base = segment.c5c6() if model is None else model
+    base = model
     say = progress or (lambda _msg: None)
     fits, pops, loso, cross, ident, each = [], [], [], [], [], {}
     for name in (form_names() if forms is None else forms):

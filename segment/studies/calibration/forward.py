@@ -25,7 +25,7 @@ def configuration_model(model, configuration: str):
 def check_cases(cases, targets: Targets) -> dict:
     """The load cases of a calibration (default: the packaged ones): a mapping name -> Load
     holding every case the targets name."""
-    from segment import LOAD_CASES
+    from segment.core.published import LOAD_CASES
     from segment.elements.loads import Load
 
     cases = dict(LOAD_CASES) if cases is None else cases
@@ -66,7 +66,7 @@ class Forward:
 
     def __call__(self, P, *, sensitivities=False, progress=False, strict=True):
         """``strict=False``: parameter values outside their plausible ranges are solved (the
-        misfit search for a needed value), see :func:`~segment.sets.solve_sets`."""
+        misfit search for a needed value), see :func:`~segment.studies.sets.solve_sets`."""
         from segment.studies.sets import solve_sets
 
         P = np.atleast_2d(np.asarray(P, dtype=float))

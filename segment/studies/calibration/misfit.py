@@ -134,7 +134,7 @@ def _misfits(fwd, space, targets, p_map, y_map, index, z=MISFIT_Z):
     return pd.DataFrame(rows, columns=MISFIT_COLUMNS)
 
 
-def reach(model=None, targets=None, *, space=None, which=None, start=None,
+def reach(model, targets=None, *, space=None, which=None, start=None,
           z: float = MISFIT_Z, n_threads: int | None = 1, cases=None) -> pd.DataFrame:
     """Can each target be met by some parameter set within the ranges, on its own?
 
@@ -145,9 +145,6 @@ def reach(model=None, targets=None, *, space=None, which=None, start=None,
     that would have to leave its range, and by how much (Newton on the real model). Rows as
     :attr:`CalibrationResult.misfits`. ``cases``: as :func:`calibrate`.
     """
-    import segment
-
-    model = segment.c5c6() if model is None else model
     space = load_space(space).for_model(model)
     targets = load_targets(targets)
     if which is None:

@@ -136,7 +136,7 @@ MAX_DRAWS = _checks.MAX_DRAWS
 draw (17 GB at 1e8 draws of 21 parameters); the memory available is checked too."""
 
 
-def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walkers: int = 64,
+def sample_posterior(model, targets=None, *, space=None, start=None, n_walkers: int = 64,
                      n_steps: int = 1000, discard: int | None = None, seed: int | None = 0,
                      progress: bool = False, n_threads: int | None = 1,
                      client=None, cases=None) -> PosteriorSamples:
@@ -169,9 +169,6 @@ def sample_posterior(model=None, targets=None, *, space=None, start=None, n_walk
     -------
     PosteriorSamples
     """
-    import segment
-
-    model = segment.c5c6() if model is None else model
     space = load_space(space).for_model(model)
     targets = load_targets(targets)
     n_walkers = check_count(n_walkers, "n_walkers", minimum=2)

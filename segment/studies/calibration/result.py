@@ -92,7 +92,8 @@ class CalibrationResult:
     space_path: str = ""
     extra: dict = field(default_factory=dict)
     space: object = None
-    """The :class:`~segment.space.ParameterSpace` used (nominal values: the input model's)."""
+    """The :class:`~segment.studies.space.ParameterSpace` used (nominal values: the input
+    model's)."""
 
     @property
     def misfit(self) -> bool:

@@ -23,7 +23,7 @@ from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
 CONFIGURATIONS = ("intact", "disc segment")
 """Target configurations: ``intact`` (disc + six ligaments + two facets) and ``disc segment``
 (Moroney's specimens with the posterior elements removed: disc + ALL + PLL, as the
-``posterior removed`` configuration of :mod:`segment.validation`)."""
+``posterior removed`` configuration of :mod:`segment.studies.validation`)."""
 TARGET_COLUMNS = ("case", "configuration", "quantity", "value", "SD", "SD_basis", "source")
 SD_BASES = ("published", "assumed")
 SD_RATIO_RANGE = (0.01, 3.0)
@@ -101,7 +101,7 @@ class Targets:
         Raises
         ------
         ValueError
-            One message with every error of the file (the reader of :mod:`segment.io`),
+            One message with every error of the file (the reader of :mod:`segment.core.io`),
             each naming the line, the row (1 = first data row), the column and the value: missing
             column, unknown case, configuration or quantity, a non-number or non-finite value
             or SD, SD <= 0, an unknown SD basis, an empty source, a duplicate target, and the

@@ -1,11 +1,11 @@
 """Three-vector helpers on tuples of complex numbers, compiled with numba.
 
-The reference kernel (:func:`segment.model._generalized_force`) and the facet contact evaluate
-in complex arithmetic so that one pass with a complex-step perturbation returns both the value
-and one directional derivative (Squire and Trapp 1998, "Using complex variables to estimate
-derivatives of real functions", SIAM Review 40(1)). Vectors are plain 3-tuples, which numba
-keeps on the stack. Comparisons inside the kernels use the real part only, so branches are
-chosen exactly as in a real-valued evaluation.
+The reference kernel (:func:`segment.core.residual._generalized_force`) and the facet contact
+evaluate in complex arithmetic so that one pass with a complex-step perturbation returns both the
+value and one directional derivative (Squire and Trapp 1998, "Using complex variables to estimate
+derivatives of real functions", SIAM Review 40(1)). Vectors are plain 3-tuples, which numba keeps on
+the stack. Comparisons inside the kernels use the real part only, so branches are chosen exactly as
+in a real-valued evaluation.
 """
 
 from __future__ import annotations

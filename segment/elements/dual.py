@@ -5,8 +5,8 @@ five directions of the inputs; a *dual vector* is a 3-tuple of dual scalars. Ari
 is first-order Taylor arithmetic (``(a b)' = a' b + a b'`` and so on), so one evaluation of a
 function written with these helpers gives its value and all five directional derivatives,
 sharing the value part. This is what the complex step gives one direction at a time; the facet
-contact's tangent (:mod:`segment.facet_dual`) needs five directions and is about three times
-cheaper this way (``benchmarks/bench_kernels.py``).
+contact's tangent (:mod:`segment.elements.facet_dual`) needs five directions and is about three
+times cheaper this way (``benchmarks/bench_kernels.py``).
 
 Tuples stay on the stack in numba; comparisons in callers use the value ``a[0]`` only, so
 branches are chosen as in a real-valued evaluation.

@@ -1,12 +1,23 @@
-"""The model from a data folder: :func:`c5c6`, the published C5-C6 segment (and any folder of
-the same tables)."""
+"""The published model and load cases: :func:`c5c6` and :data:`LOAD_CASES`.
+
+The C5-C6 segment of Kecskemethy, Lange and Grabner (DETC2000/MECH-6821, Tables 1-4) built
+from the packaged CSV tables (or a folder of the same tables), and the nine Moroney load cases
+of ``data/load_cases.csv``. The package root offers both as ``segment.c5c6`` and
+``segment.LOAD_CASES``; inside the package, the command line and the report import them from
+here (nothing inside the package imports the root).
+"""
 
 from __future__ import annotations
+
+from types import MappingProxyType
 
 from segment.core.io import load_parameters
 from segment.core.model import Segment
 
-__all__ = ["c5c6"]
+__all__ = ["LOAD_CASES", "c5c6"]
+
+LOAD_CASES = MappingProxyType(load_parameters().load_cases)
+"""The nine Moroney load cases by name (read from ``data/load_cases.csv``)."""
 
 
 def c5c6(*, ligaments=True, facets=True, data_dir=None, strict=True, state=None) -> Segment:
