@@ -6,12 +6,12 @@ Times, at each of the nine Moroney equilibria, in a numba loop (no Python call o
   trials);
 * ``tangent``: residual and exact Jacobian of :mod:`segment.elements.tangent` (the solver's);
 * ``complex_step``: residual and Jacobian by six complex-step evaluations of the whole segment
-  (:func:`segment.core.residual._residual_jacobian_complex_step`, the solver's Jacobian before);
+  (:func:`segment.core.residual.residual_jacobian_complex_step`, the solver's Jacobian before);
 
 and the ratio complex_step / tangent; and, for each facet joint, the contact with its five
 directional derivatives (the tangent's largest part) by one dual-number evaluation
 (:mod:`segment.elements.facet_dual`) against five complex-step evaluations of
-``facet._contact`` (how :mod:`segment.elements.tangent` did it before), all in the same run.
+``facet.end_face_contact`` (how :mod:`segment.elements.tangent` did it before), all in the same run.
 
     python benchmarks/bench_kernels.py [--n 100000] [--out FILE]
 """
@@ -29,27 +29,27 @@ from _common import emit, progress
 from numba import njit
 
 import segment
-from segment.core.residual import _residual, _residual_jacobian, _residual_jacobian_complex_step
+from segment.core.residual import residual_jacobian, residual_jacobian_complex_step, residual_real
+from segment.elements.contact import end_face_contact
 from segment.elements.dual import const
-from segment.elements.facet import _contact
 from segment.elements.facet_dual import contact_dual
 from segment.elements.kinematics import pose
 
 
 @njit(cache=False)
 def _residual_only(x, f, params):
-    return _residual(x, f, params)[0]
+    return residual_real(x, f, params)[0]
 
 
 @njit(cache=False)
 def _tangent(x, f, params):
-    r, J = _residual_jacobian(x, f, params)
+    r, J = residual_jacobian(x, f, params)
     return r[0] + J[0, 0]
 
 
 @njit(cache=False)
 def _complex_step(x, f, params):
-    r, J = _residual_jacobian_complex_step(x, f, params)
+    r, J = residual_jacobian_complex_step(x, f, params)
     return r[0] + J[0, 0]
 
 
@@ -82,7 +82,8 @@ def _facet_complex5(c, nrm, r1, c2, n2, r2, blend, seeds, n):
             dn = h if b >= 3 else z
             cb = (x0 + dc * seeds[b, 0], c[1] + dc * seeds[b, 1], c[2] + dc * seeds[b, 2])
             nb = (nrm[0] + dn * seeds[b, 0], nrm[1] + dn * seeds[b, 1], nrm[2] + dn * seeds[b, 2])
-            u, point, direction, _, _, _, _ = _contact(cb, nb, r1, c2c, n2c, r2, blend, False)
+            u, point, direction, _, _, _, _ = end_face_contact(cb, nb, r1, c2c, n2c, r2, blend,
+                                                               False)
             s += u.real + u.imag     # use every output, so that none is optimised away
             for k in range(3):
                 s += point[k].real + point[k].imag + direction[k].real + direction[k].imag

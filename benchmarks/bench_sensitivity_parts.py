@@ -25,9 +25,9 @@ from _common import emit, median_time
 from numba import njit
 
 import segment
-from segment.core.newton import _solve_kernel
-from segment.core.residual import _residual_jacobian
-from segment.solvers.batch import _as_loads
+from segment.core.newton import solve_kernel
+from segment.core.residual import residual_jacobian
+from segment.solvers.batch import as_loads
 from segment.studies.packing import complex_step_reference
 from segment.studies.sensitivity import (
     _equilibrium_sensitivity,
@@ -42,7 +42,7 @@ def _loop_solve(packed, f, log, n):
     z = np.zeros(6)
     s = 0.0
     for _ in range(n):
-        q = _solve_kernel(packed, f, z, 1e-10, 60, log)[0]
+        q = solve_kernel(packed, f, z, 1e-10, 60, log)[0]
         s += q[0]
     return s
 
@@ -51,7 +51,7 @@ def _loop_solve(packed, f, log, n):
 def _loop_jacobian(q, f, packed, n):
     s = 0.0
     for _ in range(n):
-        s += _residual_jacobian(q, f, packed)[1][0, 0]
+        s += residual_jacobian(q, f, packed)[1][0, 0]
     return s
 
 
@@ -87,13 +87,13 @@ def run(n_sets: int, repeat: int) -> dict:
     dg, dl, df = (x[0] for x in space.pack_derivative(model, space.nominal[None]))
     touch = touch_flags(dg, dl, df)
     cases = list(segment.LOAD_CASES.values())
-    F, names = _as_loads(cases)
+    F, names = as_loads(cases)
     log = np.zeros((5 * 60, 3))
     sens = np.empty((6, space.dim))
     rows = {}
     for name, f, case in zip(names, F, cases, strict=True):
         q = segment.solve(model, case).q
-        _, J = _residual_jacobian(q, f, packed)
+        _, J = residual_jacobian(q, f, packed)
         loops = [(_loop_solve, (packed, f, log)),                # the last argument: n
                  (_loop_jacobian, (q, f, packed)),
                  (_loop_dr_dp, (q, packed, dg, dl, df, touch, sens)),

@@ -219,7 +219,8 @@ def solver_probes() -> dict[str, tuple[bool, str]]:
 
 
 def contact_probes() -> dict[str, tuple[bool, str]]:
-    from segment.elements.facet import Disc, disc_contact
+    from segment.elements.contact import disc_contact
+    from segment.elements.facet_face import FacetFace
 
     def finite_or_range_error(d1, d2, check=None):
         def probe():
@@ -240,7 +241,7 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
     def normal_is(n, expected):
         def probe():
             try:
-                d = Disc([0, 0, 0], n, 5.0)
+                d = FacetFace([0, 0, 0], n, 5.0)
             except Exception as exc:
                 return False, f"{type(exc).__name__}: {exc}"
             return bool(np.allclose(d.normal, expected, atol=1e-15)), f"normal {d.normal}"
@@ -250,44 +251,44 @@ def contact_probes() -> dict[str, tuple[bool, str]]:
         def check(r):
             ok = math.isclose(r.penetration, 0.1 * s, rel_tol=1e-9) and r.regime == "flat"
             return ok, f"u={r.penetration:g} (expected {0.1 * s:g}), {r.regime}"
-        return finite_or_range_error(lambda: Disc(np.array([0, 0, -0.1]) * s, [0, 0, -1],
+        return finite_or_range_error(lambda: FacetFace(np.array([0, 0, -0.1]) * s, [0, 0, -1],
                                                   5.0 * s),
-                                     lambda: Disc([0, 0, 0], [0, 0, 1], 5.0 * s), check)
+                                     lambda: FacetFace([0, 0, 0], [0, 0, 1], 5.0 * s), check)
 
     te = (TypeError, ValueError)
     probes = {
         "centres near +1e308": finite_or_range_error(
-            lambda: Disc([1e308, 1e308, 1e308 - 1e292], [0, 0, -1], 5.0),
-            lambda: Disc([1e308, 1e308, 1e308], [0, 0, 1], 5.0)),
+            lambda: FacetFace([1e308, 1e308, 1e308 - 1e292], [0, 0, -1], 5.0),
+            lambda: FacetFace([1e308, 1e308, 1e308], [0, 0, 1], 5.0)),
         "centres at -1e308 and +1e308": finite_or_range_error(
-            lambda: Disc([-1e308, 0, 1e308], [0.1, 0, -1], 1e308),
-            lambda: Disc([1e308, 0, -1e308], [0, 0, 1], 1e308)),
+            lambda: FacetFace([-1e308, 0, 1e308], [0.1, 0, -1], 1e308),
+            lambda: FacetFace([1e308, 0, -1e308], [0, 0, 1], 1e308)),
         "radii 1e154": finite_or_range_error(
-            lambda: Disc([0, 0, -0.1], [0.01, 0, -1], 1e154),
-            lambda: Disc([0, 0, 0], [0, 0, 1], 1e154)),
+            lambda: FacetFace([0, 0, -0.1], [0.01, 0, -1], 1e154),
+            lambda: FacetFace([0, 0, 0], [0, 0, 1], 1e154)),
         "radii 3e154, rims crossing": finite_or_range_error(
-            lambda: Disc([3e154, 0, -1e150], [0.05, 0, -1], 3e154),
-            lambda: Disc([0, 0, 0], [0, 0, 1], 3e154)),
+            lambda: FacetFace([3e154, 0, -1e150], [0.05, 0, -1], 3e154),
+            lambda: FacetFace([0, 0, 0], [0, 0, 1], 3e154)),
         "radii 1e200": finite_or_range_error(
-            lambda: Disc([0, 0, -1e199], [0.01, 0, -1], 1e200),
-            lambda: Disc([0, 0, 0], [0, 0, 1], 1e200)),
+            lambda: FacetFace([0, 0, -1e199], [0.01, 0, -1], 1e200),
+            lambda: FacetFace([0, 0, 0], [0, 0, 1], 1e200)),
         "radii 1e300, tilted": finite_or_range_error(
-            lambda: Disc([1e299, 0, -1e299], [0.2, 0, -1], 1e300),
-            lambda: Disc([0, 0, 0], [0, 0, 1], 1.5e300)),
+            lambda: FacetFace([1e299, 0, -1e299], [0.2, 0, -1], 1e300),
+            lambda: FacetFace([0, 0, 0], [0, 0, 1], 1.5e300)),
         "flat contact scaled by 1e250": flat_scaled(1e250),
         "flat contact scaled by 1e-250": flat_scaled(1e-250),
         "normal (1e200, 0, 0)": normal_is([1e200, 0, 0], [1, 0, 0]),
         "normal of length 1e-13": normal_is([0, 1e-13, 0], [0, 1, 0]),
         "normal of length 1e-310": normal_is([0, 0, 1e-310], [0, 0, 1]),
-        "radius=True": lambda: _raises(lambda: Disc([0, 0, 0], [0, 0, 1], True), te,
+        "radius=True": lambda: _raises(lambda: FacetFace([0, 0, 0], [0, 0, 1], True), te,
                                        ["radius"]),
-        "radius='5'": lambda: _raises(lambda: Disc([0, 0, 0], [0, 0, 1], "5"), te,
+        "radius='5'": lambda: _raises(lambda: FacetFace([0, 0, 0], [0, 0, 1], "5"), te,
                                       ["radius"]),
-        "center of strings": lambda: _raises(lambda: Disc(["0", "0", "0"], [0, 0, 1], 5.0), te,
+        "center of strings": lambda: _raises(lambda: FacetFace(["0", "0", "0"], [0, 0, 1], 5.0), te,
                                              ["center"]),
         "blend=True": lambda: _raises(
-            lambda: disc_contact(Disc([0, 0, 0], [0, 0, -1], 5.0),
-                                 Disc([0, 0, 0], [0, 0, 1], 5.0), blend=True), te, ["blend"]),
+            lambda: disc_contact(FacetFace([0, 0, 0], [0, 0, -1], 5.0),
+                                 FacetFace([0, 0, 0], [0, 0, 1], 5.0), blend=True), te, ["blend"]),
     }
     out = {}
     for name, probe in probes.items():

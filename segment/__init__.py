@@ -33,19 +33,22 @@ from __future__ import annotations
 import importlib
 
 from segment._version import __version__ as __version__
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.io import LIGAMENT_NAMES, load_parameters
 from segment.core.model import Segment
-from segment.core.newton import EquilibriumResult
 from segment.core.published import LOAD_CASES, c5c6
+from segment.elements.contact import disc_contact
 from segment.elements.disc import DOF_NAMES, DiscStiffness
-from segment.elements.facet import ContactLaw, Disc, FacetJoint, disc_contact
+from segment.elements.facet import ContactLaw, FacetJoint
+from segment.elements.facet_face import FacetFace
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament, TrilinearCurve
 from segment.elements.loads import Load
 from segment.elements.restraint import PointRestraint
 from segment.solvers.batch import BatchResult, solve_many
 from segment.solvers.equilibrium import solve
-from segment.solvers.ramp import RampResult, ramp
+from segment.solvers.ramp import ramp
+from segment.solvers.ramp_result import RampResult
 
 __all__ = [
     "DOF_NAMES",
@@ -53,9 +56,9 @@ __all__ = [
     "LOAD_CASES",
     "BatchResult",
     "ContactLaw",
-    "Disc",
     "DiscStiffness",
     "EquilibriumResult",
+    "FacetFace",
     "FacetJoint",
     "Ligament",
     "Load",
@@ -90,7 +93,7 @@ _LAZY = {"relax": "solvers.dynamics", "simulate": "solvers.dynamics",
          "disc_plane_drop": "solvers.dynamics", "uncertainty_bands": "studies.uncertainty",
          # the studies (issue 11): parameter space, parameter sets x loads, dq*/dp, Sobol
          "ParameterSpace": "studies.space", "load_space": "studies.space",
-         "SetsResult": "studies.sets", "solve_sets": "studies.sets",
+         "SetsResult": "studies.sets_result", "solve_sets": "studies.sets",
          "equilibrium_sensitivity": "studies.sensitivity", "sobol_study": "studies.sobol",
          # the explorer: a notebook widget in Jupyter, else a desktop window
          "explore": "views.launch",

@@ -18,7 +18,7 @@ import pytest
 import segment
 from segment import cli
 from segment.core import io as sio
-from segment.elements.facet import REGIMES
+from segment.elements.contact import REGIMES
 
 CASES = ("AS", "PS", "LS", "TNS", "CMP", "LB", "FLX", "EXT", "AR")
 TABLES = ("inertia.csv", "disc_translational.csv", "disc_rotational.csv", "ligaments.csv",

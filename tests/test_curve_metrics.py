@@ -9,21 +9,20 @@ import pytest
 
 import segment
 from segment.studies.curve_metrics import (
-    ANDERST2013_C5C6,
-    DoubleSigmoid,
-    anderst_comparison,
     curve_metrics,
-    double_sigmoid_neutral_zone,
     elastic_zone_stiffness,
-    finite_helical_axis,
-    fit_double_sigmoid,
-    icr_path,
     range_of_motion,
-    sagittal_icr,
     signed_curve,
     zero_load_neutral_zone,
 )
 from segment.studies.curves import load_curves
+from segment.studies.double_sigmoid import (
+    DoubleSigmoid,
+    double_sigmoid_neutral_zone,
+    fit_double_sigmoid,
+)
+from segment.studies.helical_axis import finite_helical_axis, sagittal_icr
+from segment.studies.icr import ANDERST2013_C5C6, anderst_comparison, icr_path
 
 EXACT = 1e-12            # closed forms evaluated in double precision
 NZ_RTOL = 1e-9           # NZ bounds refined by a bounded scalar search to 1e-13 N m

@@ -9,7 +9,7 @@ import pytest
 from conftest import central_jacobian
 
 import segment
-from segment.core.residual import _residual_jacobian_complex_step
+from segment.core.residual import residual_jacobian_complex_step
 from segment.elements.disc import FW35_X_CAP, disc_energy, disc_restoring
 
 K_POS, K_NEG = 12000.0, 18000.0          # N mm/rad, as phi_y of Table 2 (0.21, 0.32 N m/deg)
@@ -151,7 +151,7 @@ def test_segment_jacobian_with_the_laws(form_model, case):
                np.array([0.0, 0.02, 0.0, -0.04, -0.06, 0.02])):
         q = r.q + dq
         R, J = form_model.residual_and_jacobian(q, load)
-        R2, J2 = _residual_jacobian_complex_step(q, load.as_array(), form_model._params)
+        R2, J2 = residual_jacobian_complex_step(q, load.as_array(), form_model._params)
         np.testing.assert_allclose(J, J2, rtol=CS_RTOL, atol=CS_RTOL * np.abs(J).max())
         np.testing.assert_allclose(R, R2, rtol=CS_RTOL, atol=1e-9)
         Jfd = central_jacobian(form_model, q, load, np.full(6, 1e-6))

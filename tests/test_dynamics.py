@@ -200,7 +200,7 @@ def ruptured_run():
 
 
 def test_simulate_detects_rupture_events_without_hidden_state(ruptured_run):
-    from segment.solvers.ramp import _max_ratio
+    from segment.solvers.ramp_kernel import _max_ratio
 
     model, r = ruptured_run
     names = [n for _, kind, n in r.events if kind == "ruptured"]

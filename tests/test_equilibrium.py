@@ -7,6 +7,7 @@ import pytest
 
 import segment
 from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM
+from segment.core.status import Status
 
 MAX_NEWTON_ITERATIONS = 15      # issue target from q = 0
 # Equilibrium to the solver tolerance (scaled 1e-10): 2e-9 N and 1.8e-7 N mm; allow 10x.
@@ -113,13 +114,7 @@ def test_posterior_elements_removed_configuration():
 
 def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     """A model with no stiffness in x (built around the record checks) cannot be solved."""
-    from segment.core.newton import (
-        CONVERGED,
-        SINGULAR_JACOBIAN,
-        STATUS_TEXT,
-        _newton_kernel,
-        _solve_kernel,
-    )
+    from segment.core.newton import CONVERGED, SINGULAR_JACOBIAN, newton_kernel, solve_kernel
     from segment.elements.tangent import G_K_NEG, G_K_POS
 
     glob, lig, fac, pts = disc_only._packed
@@ -127,9 +122,9 @@ def test_singular_jacobian_is_a_status_not_an_exception(disc_only):
     glob[G_K_POS] = glob[G_K_NEG] = 0.0        # k_x+ = k_x- = 0: dR/dx = 0
     params = (glob, lig, fac, pts)
     f = segment.LOAD_CASES["AS"].as_array()
-    q, status, norm, _ = _newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
-    assert status == SINGULAR_JACOBIAN and STATUS_TEXT[status] == "singular Jacobian"
-    q, status, norm, *_ = _solve_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((100, 3)))
+    q, status, norm, _ = newton_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((20, 2)))
+    assert status == SINGULAR_JACOBIAN and Status(status).text == "singular Jacobian"
+    q, status, norm, *_ = solve_kernel(params, f, np.zeros(6), 1e-10, 20, np.zeros((100, 3)))
     assert status != CONVERGED                   # load stepping cannot help either
     assert np.all(np.isfinite(q)) and np.isfinite(norm)
 
@@ -146,7 +141,7 @@ def test_records_compare_and_hash_without_raising(model):
 
 def test_six_by_six_solve_matches_lapack():
     """The written-out elimination (solver hot path) vs numpy's LAPACK on hard matrices."""
-    from segment.core.newton import _solve6
+    from segment.core.lu6 import solve6
 
     rng = np.random.default_rng(5)
     for k in range(500):
@@ -155,12 +150,12 @@ def test_six_by_six_solve_matches_lapack():
             J[[0, 1]] = J[[1, 0]]
             J[0, 0] = 0.0                        # forces a row swap at the first pivot
         b = rng.normal(size=6)
-        x, ok = _solve6(J, b)
+        x, ok = solve6(J, b)
         assert ok
         np.testing.assert_allclose(x, np.linalg.solve(J, b), rtol=1e-9, atol=1e-12)
     J = np.eye(6)
     J[3] = J[2]                                  # two equal rows: exactly singular
-    _, ok = _solve6(J, np.ones(6))
+    _, ok = solve6(J, np.ones(6))
     assert not ok
 
 
@@ -182,11 +177,9 @@ def test_nominal_case_is_intact():
 
 def test_ligament_past_eps_max_is_flagged_not_plain_converged():
     """FLX at 15x nominal: FL far past its failure strain (Table 3: eps_max = 0.21)."""
-    from segment.core.newton import CONVERGED_BEYOND_LIMITS
-
     r = segment.solve(segment.c5c6(), _scaled(segment.LOAD_CASES["FLX"], 15.0))
     assert r.converged                      # numerically converged ...
-    assert r.status == CONVERGED_BEYOND_LIMITS and not r.intact   # ... but not physiological
+    assert r.status == Status.CONVERGED_BEYOND_LIMITS and not r.intact   # ... but not physiological
     fl = [f for f in r.limit_flags if f.startswith("ligament FL ")]
     assert len(fl) == 1 and "> 0.21" in fl[0], r.limit_flags
     assert "beyond the failure limits" in r.message and "ligament FL" in r.message

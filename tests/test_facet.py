@@ -1,11 +1,13 @@
-"""Cylinder end-face contact: the public contract of segment.elements.facet.disc_contact."""
+"""Cylinder end-face contact: the public contract of segment.elements.contact.disc_contact."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segment.elements.facet import ContactLaw, Disc, disc_contact
+from segment.elements.contact import disc_contact
+from segment.elements.facet import ContactLaw
+from segment.elements.facet_face import FacetFace
 
 EXACT = 1e-12          # closed-form geometry: rounding only
 LARGE_C = 1e9          # blend weight 1 - exp(-C sin a) == 1 for any tilt tested here
@@ -23,8 +25,8 @@ def rot(axis, angle):
 @pytest.mark.parametrize("offset", [0.0, 1.0, 3.0, 7.0])
 def test_parallel_discs_penetrate_by_delta_at_m(blend, offset):
     delta, r1, r2 = 0.2, 4.0, 5.0
-    d1 = Disc([offset, 0, -delta], [0, 0, -1], r1)     # face 1 dips delta below face 2
-    d2 = Disc([0, 0, 0], [0, 0, 1], r2)
+    d1 = FacetFace([offset, 0, -delta], [0, 0, -1], r1)     # face 1 dips delta below face 2
+    d2 = FacetFace([0, 0, 0], [0, 0, 1], r2)
     res = disc_contact(d1, d2, blend=blend)
     assert res.penetration == pytest.approx(delta, abs=EXACT)
     assert res.regime == "flat"
@@ -36,8 +38,8 @@ def test_parallel_discs_penetrate_by_delta_at_m(blend, offset):
 
 
 def test_parallel_disc2_inside_disc1_contacts_at_c2():
-    d1 = Disc([0.5, 0, -0.1], [0, 0, -1], 6.0)
-    d2 = Disc([0, 0, 0], [0, 0, 1], 2.0)
+    d1 = FacetFace([0.5, 0, -0.1], [0, 0, -1], 6.0)
+    d2 = FacetFace([0, 0, 0], [0, 0, 1], 2.0)
     res = disc_contact(d1, d2, blend=C_DEFAULT)
     np.testing.assert_allclose(res.point[:2], [0, 0], atol=EXACT)
 
@@ -50,7 +52,7 @@ def test_skew_rim_point_of_disc1_gives_its_depth(tilt_deg):
     r1, r2 = 3.0, 8.0
     n1 = rot([0, 1, 0], a) @ np.array([0, 0, -1.0])
     c1 = np.array([0.7, -0.4, r1 * np.sin(a) - 0.05])   # lowest rim point 0.05 mm below z = 0
-    d1, d2 = Disc(c1, n1, r1), Disc([0, 0, 0], [0, 0, 1], r2)
+    d1, d2 = FacetFace(c1, n1, r1), FacetFace([0, 0, 0], [0, 0, 1], r2)
     # the lowest rim point, found directly
     t = np.linspace(0, 2 * np.pi, 200001)
     u_ax = np.cross(n1, [1, 0, 0])
@@ -75,8 +77,8 @@ def test_skew_rim_point_of_disc1_gives_its_depth(tilt_deg):
 def test_skew_case2_rim_of_disc2_in_face1():
     a = np.radians(8.0)
     n2 = rot([1, 0, 0], a) @ np.array([0, 0, 1.0])
-    d2 = Disc([0, 0, 0], n2, 3.0)
-    d1 = Disc([0.3, 0.2, 0.1], [0, 0, -1], 9.0)
+    d2 = FacetFace([0, 0, 0], n2, 3.0)
+    d1 = FacetFace([0.3, 0.2, 0.1], [0, 0, -1], 9.0)
     res = disc_contact(d1, d2, blend=LARGE_C)
     assert res.regime == "edge-face-2"
     # the rim of disc 2 rests well inside face 1: the force on disc 1 is along -n1 (case 2)
@@ -86,8 +88,8 @@ def test_skew_case2_rim_of_disc2_in_face1():
 
 def test_blend_weight_moves_the_point_from_m_to_p():
     a = np.radians(3.0)
-    d1 = Disc([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
-    d2 = Disc([0, 0, 0], [0, 0, 1], 8.0)      # larger: disc 1 lies within it, M = C1
+    d1 = FacetFace([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
+    d2 = FacetFace([0, 0, 0], [0, 0, 1], 8.0)      # larger: disc 1 lies within it, M = C1
     flat = disc_contact(d1, d2, blend=0.0)
     steep = disc_contact(d1, d2, blend=LARGE_C)
     mid = disc_contact(d1, d2, blend=C_DEFAULT)
@@ -103,14 +105,14 @@ def test_blend_weight_moves_the_point_from_m_to_p():
 
 # ------------------------------------------------------------------ apart
 @pytest.mark.parametrize(("d1", "regime"), [
-    (Disc([0, 0, 0.3], [0, 0, -1], 5.0), "apart"),                  # gap along the normal
-    (Disc([10.5, 0, 0.2], [0, 0, -1], 5.0), "apart"),     # no overlap, above face 2's plane
-    (Disc([10.5, 0, -0.2], [0, 0, -1], 5.0), "dislocated"),   # no overlap, below: slid off
-    (Disc([0, 0, 1.6], rot([1, 1, 0], 0.3) @ [0, 0, -1.0], 5.0), "apart"),  # rim 0.12 above
-    (Disc([0, 0, -0.1], [0, 0, 1], 5.0), "not-facing"),             # same facing
+    (FacetFace([0, 0, 0.3], [0, 0, -1], 5.0), "apart"),                  # gap along the normal
+    (FacetFace([10.5, 0, 0.2], [0, 0, -1], 5.0), "apart"),     # no overlap, above face 2's plane
+    (FacetFace([10.5, 0, -0.2], [0, 0, -1], 5.0), "dislocated"),   # no overlap, below: slid off
+    (FacetFace([0, 0, 1.6], rot([1, 1, 0], 0.3) @ [0, 0, -1.0], 5.0), "apart"),  # rim 0.12 above
+    (FacetFace([0, 0, -0.1], [0, 0, 1], 5.0), "not-facing"),             # same facing
 ])
 def test_separated_discs_give_zero(d1, regime):
-    res = disc_contact(d1, Disc([0, 0, 0], [0, 0, 1], 5.0), blend=C_DEFAULT)
+    res = disc_contact(d1, FacetFace([0, 0, 0], [0, 0, 1], 5.0), blend=C_DEFAULT)
     assert res.penetration == 0.0
     assert res.regime == regime
     assert res.dislocated == (regime == "dislocated")
@@ -126,8 +128,8 @@ def facing_pair(draw):
     axis = np.array([draw(finite), draw(finite), 1.0])
     n1 = rot(axis, tilt) @ np.array([0, 0, -1.0])
     c1 = np.array([draw(st.floats(-6, 6)), draw(st.floats(-6, 6)), draw(st.floats(-1, 1))])
-    return (Disc(c1, n1, draw(st.floats(0.5, 8))),
-            Disc([0, 0, 0], [0, 0, 1], draw(st.floats(0.5, 8))))
+    return (FacetFace(c1, n1, draw(st.floats(0.5, 8))),
+            FacetFace([0, 0, 0], [0, 0, 1], draw(st.floats(0.5, 8))))
 
 
 @settings(max_examples=300, deadline=None)
@@ -172,7 +174,7 @@ any_normal = st.sampled_from([[0, 0, 1.0], [0, 0, -1.0], [1.0, 0, 0], [0, 1.0, 1
 @given(any_vec, any_normal, st.floats(1e-6, 1e3), any_vec, any_normal, st.floats(1e-6, 1e3),
        st.floats(0, 1e6))
 def test_no_nan_for_any_finite_input(c1, n1, r1, c2, n2, r2, blend):
-    res = disc_contact(Disc(c1, n1, r1), Disc(c2, n2, r2), blend=blend)
+    res = disc_contact(FacetFace(c1, n1, r1), FacetFace(c2, n2, r2), blend=blend)
     values = [res.penetration, *res.point, *res.direction, res.blend_weight, res.sin_alpha]
     assert np.all(np.isfinite(values))
     assert res.penetration >= 0.0
@@ -180,10 +182,11 @@ def test_no_nan_for_any_finite_input(c1, n1, r1, c2, n2, r2, blend):
 
 
 @pytest.mark.parametrize(("d1", "d2"), [
-    (Disc([0, 0, 0], [0, 0, -1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),     # identical
-    (Disc([0, 0, -0.1], [0, 0, -1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),  # coincident axes
-    (Disc([0, 0, 0], [1, 0, 0], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),      # perpendicular
-    (Disc([0, 0, 0], [0, 0, 1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0)),      # same facing
+    (FacetFace([0, 0, 0], [0, 0, -1], 5.0), FacetFace([0, 0, 0], [0, 0, 1], 5.0)),    # identical
+    (FacetFace([0, 0, -0.1], [0, 0, -1], 5.0),
+     FacetFace([0, 0, 0], [0, 0, 1], 5.0)),                                   # coincident axes
+    (FacetFace([0, 0, 0], [1, 0, 0], 5.0), FacetFace([0, 0, 0], [0, 0, 1], 5.0)),  # perpendicular
+    (FacetFace([0, 0, 0], [0, 0, 1], 5.0), FacetFace([0, 0, 0], [0, 0, 1], 5.0)),    # same facing
 ])
 def test_degenerate_configurations_are_finite(d1, d2):
     res = disc_contact(d1, d2, blend=C_DEFAULT)
@@ -192,11 +195,12 @@ def test_degenerate_configurations_are_finite(d1, d2):
 
 def test_disc_validates_input():
     with pytest.raises(ValueError, match="radius must be > 0"):
-        Disc([0, 0, 0], [0, 0, 1], 0.0)
+        FacetFace([0, 0, 0], [0, 0, 1], 0.0)
     with pytest.raises(ValueError, match="normal must be non-zero"):
-        Disc([0, 0, 0], [0, 0, 0], 1.0)
+        FacetFace([0, 0, 0], [0, 0, 0], 1.0)
     with pytest.raises(ValueError, match="blend constant C must be >= 0"):
-        disc_contact(Disc([0, 0, 0], [0, 0, -1], 1), Disc([0, 0, 0], [0, 0, 1], 1), blend=-1)
+        disc_contact(FacetFace([0, 0, 0], [0, 0, -1], 1), FacetFace([0, 0, 0], [0, 0, 1], 1),
+                     blend=-1)
 
 
 # ------------------------------------------------------------------ contact law
@@ -217,7 +221,7 @@ def _tilted(alpha, offset, r1=5.0, r2=5.0, depth=0.2):
     along y, its lowest rim point (towards -y) ``depth`` below face 2."""
     n1 = rot([1, 0, 0], alpha) @ np.array([0, 0, -1.0])
     c1 = np.array([0.0, offset, r1 * np.sin(alpha) - depth])
-    return Disc(c1, n1, r1), Disc([0, 0, 0], [0, 0, 1], r2)
+    return FacetFace(c1, n1, r1), FacetFace([0, 0, 0], [0, 0, 1], r2)
 
 
 @pytest.mark.parametrize("alpha_deg", [1.0, 5.0, 20.0])
@@ -277,8 +281,8 @@ def test_direction_merges_towards_flat():
 # ------------------------------------------------------------------ where u is measured
 def test_penetration_at_edge_is_the_depth_of_the_edge_point():
     a = np.radians(3.0)
-    d1 = Disc([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
-    d2 = Disc([0, 0, 0], [0, 0, 1], 8.0)
+    d1 = FacetFace([0, 0, -0.05], rot([0, 1, 0], a) @ np.array([0, 0, -1.0]), 5.0)
+    d2 = FacetFace([0, 0, 0], [0, 0, 1], 8.0)
     virtual = disc_contact(d1, d2, blend=C_DEFAULT)
     edge = disc_contact(d1, d2, blend=C_DEFAULT, penetration_at="edge")
     assert edge.penetration == pytest.approx(0.05 + 5 * np.sin(a), abs=EXACT)   # rim depth

@@ -1,4 +1,5 @@
-"""Brute-force checks of the cylinder end-face contact :func:`segment.elements.facet.disc_contact`.
+"""Brute-force checks of the cylinder end-face contact
+:func:`segment.elements.contact.disc_contact`.
 
 Every expected value below comes from sampling the two faces directly (points of face 1, their
 lines along the bisector m = (n2 - n1)/|n2 - n1|, the radius test on face 2, the depth
@@ -18,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from segment.elements.facet import REGIMES, Disc, disc_contact
+from segment.elements.contact import REGIMES, disc_contact
+from segment.elements.facet_face import FacetFace
 
 # ------------------------------------------------------------------ resolution and tolerances
 # Brute-force sampling. Depth along a rim is u0 + r sin(alpha) cos(theta - theta*), so a rim
@@ -178,11 +180,11 @@ def facing_pair(rng, target=None, *, alpha_deg=(0.5, 40.0), radii=(3.0, 8.0)):
         if depth is None:
             return None
         c1 = c1 + (depth - target) / (m @ n2) * m
-    return Disc(c1, n1, r1), Disc(c2, n2, r2)
+    return FacetFace(c1, n1, r1), FacetFace(c2, n2, r2)
 
 
 def rigid(disc, R, p):
-    return Disc(R @ disc.center + p, R @ disc.normal, disc.radius)
+    return FacetFace(R @ disc.center + p, R @ disc.normal, disc.radius)
 
 
 def angle(a, b):
@@ -277,7 +279,7 @@ def test_parallel_discs_penetrate_by_delta_at_m(r1, r2, d, delta, R, p, phi):
     ex = R @ np.array([np.cos(phi), np.sin(phi), 0.0])     # in-plane direction C1 -> C2
     c2 = p
     c1 = c2 - d * ex - delta * n2                           # face 1 dips delta below face 2
-    d1, d2 = Disc(c1, -n2, r1), Disc(c2, n2, r2)
+    d1, d2 = FacetFace(c1, -n2, r1), FacetFace(c2, n2, r2)
     # brute force: the depth is delta all over face 1, and some of face 1 projects into disc 2
     depth, _, _ = brute_deepest(c1, -n2, r1, c2, n2, r2)
     assert depth == pytest.approx(delta, abs=ROUND_TOL)
@@ -303,12 +305,14 @@ def separated_pairs():
         r1, r2 = rng.uniform(3, 8, 2)
         lateral = R @ np.array([rng.uniform(0, r1 + r2 - 0.01), 0, 0])
         gap = rng.uniform(1e-3, 2.0)
-        pairs.append((Disc(p + lateral + gap * (R @ Z), -(R @ Z), r1), Disc(p, R @ Z, r2)))
+        pairs.append((FacetFace(p + lateral + gap * (R @ Z), -(R @ Z), r1),
+                      FacetFace(p, R @ Z, r2)))
     for _ in range(20):                 # parallel, interpenetrating, no overlap in projection
         R, p = random_rotation(rng), rng.uniform(-30, 30, 3)
         r1, r2 = rng.uniform(3, 8, 2)
         lateral = R @ np.array([0, rng.uniform(1.001, 2.0) * (r1 + r2), 0])
-        pairs.append((Disc(p + lateral - 0.3 * (R @ Z), -(R @ Z), r1), Disc(p, R @ Z, r2)))
+        pairs.append((FacetFace(p + lateral - 0.3 * (R @ Z), -(R @ Z), r1),
+                      FacetFace(p, R @ Z, r2)))
     while len(pairs) < 80:              # tilted, every projecting face-1 point above face 2
         pair = facing_pair(rng, target=-rng.uniform(1e-3, 1.0))
         if pair is not None:
@@ -318,7 +322,7 @@ def separated_pairs():
         m = bisector(d1.normal, d2.normal)
         off = unit(d1.center - d2.center - ((d1.center - d2.center) @ m) * m)
         far = d2.center + (d1.radius + d2.radius) * rng.uniform(1.05, 2.0) * off - 1.0 * m
-        pairs.append((Disc(far, d1.normal, d1.radius), d2))
+        pairs.append((FacetFace(far, d1.normal, d1.radius), d2))
     return pairs
 
 
@@ -346,7 +350,7 @@ def invariance_pairs():
         R = random_rotation(rng)
         r1, r2 = rng.uniform(3, 8, 2)
         c1 = R @ np.array([rng.uniform(0, r1 + r2), 0, -rng.uniform(0.01, 0.5)])
-        pairs.append((Disc(c1, -(R @ Z), r1), Disc([0, 0, 0], R @ Z, r2)))
+        pairs.append((FacetFace(c1, -(R @ Z), r1), FacetFace([0, 0, 0], R @ Z, r2)))
     return pairs
 
 
@@ -372,13 +376,13 @@ class Path:
 
     def __init__(self, centre, normal, r1, r2, R, p):
         self.centre, self.normal, self.r1, self.R, self.p = centre, normal, r1, R, p
-        self.disc2 = Disc(p, R @ Z, r2)
+        self.disc2 = FacetFace(p, R @ Z, r2)
 
     def discs(self, s):
         s = np.atleast_1d(np.asarray(s, float))
         c1 = self.centre(s) @ self.R.T + self.p
         n1 = self.normal(s) @ self.R.T
-        return [(Disc(c, n, self.r1), self.disc2) for c, n in zip(c1, n1, strict=True)]
+        return [(FacetFace(c, n, self.r1), self.disc2) for c, n in zip(c1, n1, strict=True)]
 
 
 def tilt_path(r1, r2, offset, R, p, delta=0.1, max_tilt_deg=20.0, beta=0.3):
@@ -563,8 +567,8 @@ def test_faces_stop_facing_without_a_force_jump():
     forces = []
     for a in np.linspace(np.radians(60.0), np.radians(100.0), n + 1):
         n1 = -(rot([1, 0, 0], a) @ Z)
-        d1 = Disc([0.0, 0.0, 4.0 * np.sin(a) - 0.3], n1, 4.0)
-        res = disc_contact(d1, Disc([0, 0, 0], Z, 20.0), blend=16.7)
+        d1 = FacetFace([0.0, 0.0, 4.0 * np.sin(a) - 0.3], n1, 4.0)
+        res = disc_contact(d1, FacetFace([0, 0, 0], Z, 20.0), blend=16.7)
         forces.append(contact_force(res.penetration) * res.direction)
     forces = np.array(forces)
     assert np.linalg.norm(forces[0]) > 100.0 and np.linalg.norm(forces[-1]) == 0.0
@@ -602,7 +606,7 @@ def degenerate_inputs():
 def test_degenerate_configurations_are_finite(blend):
     count = 0
     for name, c1, n1, r1, r2 in degenerate_inputs():
-        res = disc_contact(Disc(c1, n1, r1), Disc([0, 0, 0], Z, r2), blend=blend)
+        res = disc_contact(FacetFace(c1, n1, r1), FacetFace([0, 0, 0], Z, r2), blend=blend)
         values = [res.penetration, *res.point, *res.direction, res.blend_weight, res.sin_alpha]
         assert np.all(np.isfinite(values)), (name, c1, r1, r2, res)
         assert res.penetration >= 0.0
@@ -612,11 +616,11 @@ def test_degenerate_configurations_are_finite(blend):
     assert count > 3000
     # identical discs (same centre, same normal), coincident opposite faces, shifted copies
     for c1, n1 in [([0, 0, 0], Z), ([0, 0, 0], -Z), ([1e-300, 0, 0], -Z), ([0, 0, -1e-300], -Z)]:
-        res = disc_contact(Disc(c1, n1, 5.0), Disc([0, 0, 0], Z, 5.0), blend=blend)
+        res = disc_contact(FacetFace(c1, n1, 5.0), FacetFace([0, 0, 0], Z, 5.0), blend=blend)
         assert np.all(np.isfinite([res.penetration, *res.point, *res.direction]))
 
 
 def test_microscopic_radii_do_not_raise():
-    res = disc_contact(Disc([2e-156, 0, 0], [0, 0.5, -1], 1e-150),
-                       Disc([0, 0, 0], Z, 1e-150), blend=16.7)
+    res = disc_contact(FacetFace([2e-156, 0, 0], [0, 0.5, -1], 1e-150),
+                       FacetFace([0, 0, 0], Z, 1e-150), blend=16.7)
     assert np.all(np.isfinite([res.penetration, *res.point, *res.direction]))

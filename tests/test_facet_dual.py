@@ -1,8 +1,8 @@
 """The dual-number facet contact (segment.elements.facet_dual) vs the complex reference
-(facet._contact).
+(facet.end_face_contact).
 
 ``contact_dual`` evaluates the same formulas with the same branches on values and five
-directional derivatives; the complex step of ``_contact`` gives each derivative exactly to
+directional derivatives; the complex step of ``end_face_contact`` gives each derivative exactly to
 rounding. Both must agree to rounding: 1e-12 of the largest entry, as the segment's tangent in
 test_tangent (the worst of the 3000 random pairs measured 1.5e-13: the chain is ~200
 operations long).
@@ -11,8 +11,9 @@ operations long).
 import numpy as np
 import pytest
 
+from segment.elements.contact import REGIMES, end_face_contact
 from segment.elements.dual import dexp, dinv, dmul, dsqrt
-from segment.elements.facet import REGIMES, _contact, _contact_force
+from segment.elements.facet import end_face_force
 from segment.elements.facet_dual import contact_dual, contact_force_dual
 
 H = 1e-20
@@ -36,8 +37,8 @@ def _complex_reference(c1, n1, r1, c2, n2, r2, blend, seeds, at_edge=False):
     rows, regime = [], None
     for b in range(5):
         args = [tuple(v + 1j * H * s[b]) for v, s in zip((c1, n1, c2, n2), seeds, strict=True)]
-        u, point, direction, regime, *_ = _contact(args[0], args[1], r1, args[2], args[3], r2,
-                                                   blend, at_edge)
+        u, point, direction, regime, *_ = end_face_contact(args[0], args[1], r1, args[2], args[3],
+                                                           r2, blend, at_edge)
         rows.append([u, *point, *direction])
     rows = np.array(rows)
     return rows[0].real, rows.imag / H, REGIMES[regime]
@@ -134,7 +135,7 @@ def test_values_and_five_derivatives_equal_the_complex_step(at_edge):
 
 def test_blend_constant_slot_equals_the_complex_step():
     """The blending constant C as a dual slot (the sensitivity by C): equal to the complex
-    step of ``_contact`` in C, with the geometry slots seeded at the same time."""
+    step of ``end_face_contact`` in C, with the geometry slots seeded at the same time."""
     tested = 0
     for kind, c1, n1, r1, c2, n2, r2, seeds in _random_pairs(400, seed=12):
         if kind == "parallel":
@@ -143,7 +144,7 @@ def test_blend_constant_slot_equals_the_complex_step():
         seeds = seeds.copy()
         seeds[:, 2] = 0.0
         value, deriv = _dual(c1, n1, r1, c2, n2, r2, BLEND, seeds, blend_seed=blend_seed)
-        u, point, direction, *_ = _contact(*(tuple(v + 0j) for v in (c1, n1)), r1,
+        u, point, direction, *_ = end_face_contact(*(tuple(v + 0j) for v in (c1, n1)), r1,
                                            *(tuple(v + 0j) for v in (c2, n2)), r2,
                                            BLEND + 1j * H, False)
         ref = np.array([u, *point, *direction]).imag / H
@@ -156,7 +157,7 @@ def test_blend_constant_slot_equals_the_complex_step():
 
 
 def _case(c1, n1, r1, c2, n2, r2):
-    *_, case, _, _ = _contact(*(tuple(v + 0j) for v in (c1, n1)), r1,
+    *_, case, _, _ = end_face_contact(*(tuple(v + 0j) for v in (c1, n1)), r1,
                               *(tuple(v + 0j) for v in (c2, n2)), r2, BLEND, False)
     return REGIMES[case]
 
@@ -173,9 +174,9 @@ def test_penetration_derivative_at_exactly_parallel_faces_is_the_true_one():
         _, deriv = _dual(c1, n1, 5.0, c2, n2, 5.0, BLEND, seeds)
         for sign in (1.0, -1.0):
             h = 1e-8
-            u_h = _contact(tuple(c1 + 0j), tuple(n1 + sign * h * t + 0j), 5.0, tuple(c2 + 0j),
-                           tuple(n2 + 0j), 5.0, BLEND, False)[0].real
-            u_0 = _contact(tuple(c1 + 0j), tuple(n1 + 0j), 5.0, tuple(c2 + 0j),
+            u_h = end_face_contact(tuple(c1 + 0j), tuple(n1 + sign * h * t + 0j), 5.0,
+                                   tuple(c2 + 0j), tuple(n2 + 0j), 5.0, BLEND, False)[0].real
+            u_0 = end_face_contact(tuple(c1 + 0j), tuple(n1 + 0j), 5.0, tuple(c2 + 0j),
                            tuple(n2 + 0j), 5.0, BLEND, False)[0].real
             assert (u_h - u_0) / (sign * h) == pytest.approx(deriv[0, 0], abs=1e-5)
         assert abs(deriv[0, 0]) > 0.1          # not the zero of a lost derivative
@@ -184,7 +185,7 @@ def test_penetration_derivative_at_exactly_parallel_faces_is_the_true_one():
 @pytest.mark.parametrize("u", [-0.1, 0.0, 0.05, 0.3, 0.7])
 def test_contact_law_and_its_slope(u):
     law = np.array([2000.0, 0.3, 1200.0, 0.0])
-    value = _contact_force(u + 1j * H, law)[0]
+    value = end_face_force(u + 1j * H, law)[0]
     dual = contact_force_dual((u, 1.0, 2.0, 0.0, 0.0, -1.0), law)
     assert dual[0] == pytest.approx(value.real, rel=1e-14, abs=1e-14)
     np.testing.assert_allclose(dual[1:], np.array([1.0, 2.0, 0.0, 0.0, -1.0]) * value.imag / H,

@@ -75,15 +75,15 @@ def test_types_without_a_key_go_to_numba(value):
 def test_a_float32_array_never_reaches_float64_code():
     """The precompiled wrapper does not check types: the key must (float32 memory read as
     float64 would be garbage, or a crash)."""
-    from segment.core.residual import _residual
+    from segment.core.residual import residual_real
 
     model = segment.c5c6()
     load = segment.LOAD_CASES["FLX"]
     right = (np.zeros(6), load._vector, model._packed)
     wrong = (np.zeros(6, np.float32), load._vector, model._packed)
     if PRECOMPILED:
-        assert _residual.precompiled_for(right) is not None
-    assert _residual.precompiled_for(wrong) is None
+        assert residual_real.precompiled_for(right) is not None
+    assert residual_real.precompiled_for(wrong) is None
 
 
 def test_kernels_pickle_by_name():

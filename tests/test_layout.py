@@ -39,58 +39,9 @@ model <-> newton loop that the newton split (branch refactor-splits) removes is 
 ROOT_IMPORTS_ALLOWED: set[tuple[str, int]] = set()
 """Modules allowed to import the package root, each ``(module, count)``: none."""
 
-PRIVATE_ACROSS_FOLDERS_ALLOWED = {
-    # (user module, private name used, owner): private names of modules owned by the two
-    # branches in flight, used from other folders. Each becomes public in its own folder when
-    # its owner's branch lands; the test fails on an entry that is no longer used.
-    # the module splits (refactor-splits): the Newton kernels of core/newton, the facet contact
-    # of elements/facet, and names whose users include core/newton, solvers/ramp,
-    # solvers/dynamics/lsv or studies/sets (renaming them edits those files)
-    ("segment.core.newton", "segment.elements.facet._contact"),
-    ("segment.core.newton", "segment.elements.facet._contact_force"),
-    ("segment.core.newton", "segment.elements.tangent._axes"),
-    ("segment.core.newton", "segment.elements.tangent._rows3"),
-    ("segment.core.residual", "segment.elements.facet._facet_state"),
-    ("segment.solvers.batch", "segment.core.newton._beyond_limits"),
-    ("segment.solvers.batch", "segment.core.newton._solve_kernel_from"),
-    ("segment.solvers.batch", "segment.core.residual._predict_row"),
-    ("segment.solvers.dynamics.disc_drop", "segment.elements.facet._contact"),
-    ("segment.solvers.dynamics.disc_drop", "segment.elements.facet._contact_force"),
-    ("segment.solvers.dynamics.equations", "segment.core.residual._residual"),
-    ("segment.solvers.dynamics.equations", "segment.core.residual._residual_jacobian"),
-    ("segment.solvers.dynamics.equations", "segment.elements.tangent._axes"),
-    ("segment.solvers.dynamics.forces", "segment.elements.facet._facet_state"),
-    ("segment.solvers.dynamics.lsv", "segment.elements.tangent._axes"),
-    ("segment.solvers.dynamics.relax", "segment.core.newton._norm_phi"),
-    ("segment.solvers.dynamics.relax", "segment.core.residual._residual"),
-    ("segment.solvers.dynamics.simulate", "segment.core.newton._norm_phi"),
-    ("segment.solvers.dynamics.simulate", "segment.core.residual._residual_jacobian"),
-    ("segment.solvers.equilibrium", "segment.core.newton._solve_checked"),
-    ("segment.solvers.ramp", "segment.core.newton._newton_kernel"),
-    ("segment.solvers.ramp", "segment.core.newton._solve_kernel"),
-    ("segment.solvers.ramp", "segment.elements.tangent._axes"),
-    ("segment.studies.paths", "segment.core.newton._beyond_limits"),
-    ("segment.studies.paths", "segment.core.newton._lu6"),
-    ("segment.studies.paths", "segment.core.newton._lu6_solve"),
-    ("segment.studies.paths", "segment.core.newton._newton_kernel"),
-    ("segment.studies.paths", "segment.core.newton._solve_kernel_from"),
-    ("segment.studies.paths", "segment.core.residual._residual_jacobian"),
-    ("segment.studies.paths", "segment.solvers.equilibrium._check_tolerances"),
-    ("segment.studies.sensitivity", "segment.core.newton._lu6"),
-    ("segment.studies.sensitivity", "segment.core.newton._lu6_solve"),
-    ("segment.studies.sensitivity", "segment.core.residual._residual_jacobian"),
-    ("segment.studies.sensitivity", "segment.elements.facet._contact"),
-    ("segment.studies.sensitivity", "segment.elements.facet._contact_force"),
-    ("segment.studies.sets", "segment.core.newton._limits_and_facet_forces"),
-    ("segment.studies.sets", "segment.core.newton._lu6"),
-    ("segment.studies.sets", "segment.core.newton._lu6_solve"),
-    ("segment.studies.sets", "segment.core.newton._newton_kernel"),
-    ("segment.studies.sets", "segment.core.newton._solve_kernel"),
-    ("segment.studies.sets", "segment.core.newton._solve_kernel_from"),
-    ("segment.studies.sets", "segment.core.residual._residual_jacobian"),
-    ("segment.studies.sets", "segment.solvers.batch._as_loads"),
-    ("segment.studies.sets", "segment.solvers.equilibrium._check_tolerances"),
-}
+PRIVATE_ACROSS_FOLDERS_ALLOWED: set[tuple[str, str]] = set()
+"""``(user module, private name used)`` pairs allowed across folders: none (the kernels other
+layers call are public where they are defined)."""
 
 MAX_FUNCTION_IMPORTS = 129
 """Most import statements of the package's own modules inside functions: 191 at 315bf1e (the

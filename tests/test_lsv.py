@@ -17,17 +17,9 @@ from segment.solvers.dynamics import (
 from segment.solvers.dynamics.bodies import _body_array
 from segment.solvers.dynamics.equations import _rigid_body
 from segment.solvers.dynamics.forces import _damping_arrays, _element_forces
-from segment.solvers.dynamics.lsv import (
-    RB_P,
-    S_F,
-    S_QD,
-    S_R,
-    S_TAU,
-    _cardan_near,
-    _principal_body,
-    _start_state,
-    lsv_steps,
-)
+from segment.solvers.dynamics.lsv import _start_state, lsv_steps
+from segment.solvers.dynamics.lsv_state import RB_P, S_F, S_QD, S_R, S_TAU, _principal_body
+from segment.solvers.dynamics.so3 import _cardan_near
 
 N_FREE = 100_000
 # Rounding of 1e5 products of orthogonal matrices (and transports of Pi by them) grows at most

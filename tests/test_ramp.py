@@ -7,15 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import segment
-from segment.solvers.ramp import (
-    MAX_TO_SCALE,
-    MIN_INCREMENT,
-    RAMP_COMPLETE,
-    RAMP_LIMIT,
-    RAMP_NO_EQUILIBRIUM,
-    RUPTURE_TOL,
-    STEP_INDEPENDENCE_RTOL,
-)
+from segment.core.status import Status
+from segment.solvers.ramp import MAX_TO_SCALE, STEP_INDEPENDENCE_RTOL
+from segment.solvers.ramp_kernel import MIN_INCREMENT, RUPTURE_TOL
 
 FMAX_RTOL = 1e-6        # strain located to |g - 1| <= 1e-9; the force slope B-C turns it into
                         # a relative force error well below this
@@ -96,7 +90,7 @@ def test_failure_sequence_is_reproducible(model, flx):
 
 def test_below_first_rupture_the_ramp_ends_at_the_static_solution(model):
     r = segment.ramp(model, segment.LOAD_CASES["EXT"], to_scale=3.0, steps=12)
-    assert r.status == RAMP_COMPLETE and r.ok and not r.events
+    assert r.status == Status.REACHED_TO_SCALE and r.ok and not r.events
     assert np.isnan(r.first_rupture_scale) and np.isnan(r.ultimate_scale)
     assert len(r.frame) == 13 and (r.frame["event"] == "").all()
     ref = segment.solve(model, segment.LOAD_CASES["EXT"].scaled(3.0))
@@ -135,7 +129,7 @@ def test_ruptured_strips_of_the_model_stay_broken(model):
 
 def test_no_equilibrium_is_a_status_with_the_last_load_carried(model):
     r = segment.ramp(model, segment.LOAD_CASES["FLX"], to_scale=50.0, steps=100, limits=None)
-    assert r.status == RAMP_NO_EQUILIBRIUM and not r.ok
+    assert r.status == Status.NO_EQUILIBRIUM and not r.ok
     assert "can no longer carry the load" in r.message
     assert r.ultimate_scale >= r.first_rupture_scale
     assert r.frame["event"].iloc[-1].startswith("no equilibrium")
@@ -232,7 +226,7 @@ def test_each_row_holds_what_had_broken_by_then(model, limits):
     _check_row_truth(model, r)
     if limits is None:
         # ALL reaches F_max, breaks, and no equilibrium is found after it: it did break
-        assert r.status == RAMP_NO_EQUILIBRIUM
+        assert r.status == Status.NO_EQUILIBRIUM
         assert r.frame["event"].iloc[-1] == "ruptured: ALL; no equilibrium"
         assert r.failure_loads()["sequence"][-1] == "ALL"
 
@@ -255,7 +249,7 @@ def test_failure_loads_do_not_depend_on_steps(model, case, to_scale, steps):
         if limits is None and case != "EXT":
             # every one of these fails (no equilibrium) before to_scale without the limit;
             # the ultimate load is located to within MIN_INCREMENT
-            assert a.status == RAMP_NO_EQUILIBRIUM
+            assert a.status == Status.NO_EQUILIBRIUM
             assert abs(fa["ultimate_scale"] - fb["ultimate_scale"]) <= 4 * MIN_INCREMENT
 
 
@@ -264,7 +258,7 @@ def test_a_huge_step_is_refined_not_reported_as_failure(model):
     in steps of 0.04x (on main: "no equilibrium above 3.726" against 56.5 N m)."""
     load = segment.LOAD_CASES["FLX"]
     plain = segment.ramp(model, load, to_scale=10000.0)     # `segment ramp FLX --to-scale 1e4`
-    assert plain.status != RAMP_NO_EQUILIBRIUM, plain.message
+    assert plain.status != Status.NO_EQUILIBRIUM, plain.message
     # both capsules reach F_max together (issue 32: a tie breaks together, not in list order)
     assert plain.failure_loads()["sequence"] == ["FL", "ISL", "CL-left", "CL-right"]
     coarse = segment.ramp(model, load, to_scale=10000.0, limits=None)
@@ -302,9 +296,9 @@ def test_curves_stop_at_the_validity_limit(model, case):
     assert (r.frame["scale"].to_numpy()[past] == r.frame["scale"].iloc[-1]).all()
     _check_row_truth(model, r)
     if case == "CMP":                                         # 1000 N compress 2 mm
-        assert r.status == RAMP_COMPLETE and r.limit is None
+        assert r.status == Status.REACHED_TO_SCALE and r.limit is None
         return
-    assert r.status == RAMP_LIMIT and np.isnan(r.ultimate_scale)
+    assert r.status == Status.VALIDITY_LIMIT and np.isnan(r.ultimate_scale)
     assert BEYOND_LIMIT in r.message and r.limit.source in r.message
     assert r.limit.scale == r.frame["scale"].iloc[-1] and r.limit.row == len(r.frame) - 1
     assert r.limit.bound == b and r.limit.description == b.describe()
@@ -356,7 +350,7 @@ def test_no_taut_ligament_rule_and_a_data_folder_bound(model, tmp_path):
     table.to_csv(folder / "validity_limits.csv", index=False, encoding="utf-8")
     r = segment.ramp(one, segment.LOAD_CASES["FLX"], to_scale=50.0,
                      limits=load_validity_limits(folder))
-    assert r.status == RAMP_LIMIT and r.limit.rule == "no ligament left taut"
+    assert r.status == Status.VALIDITY_LIMIT and r.limit.rule == "no ligament left taut"
     assert r.limit.description == NO_TAUT_LIGAMENT and r.limit.reached_by == "rupture of FL"
     assert not r.frame["within_limit"].iloc[-1]
 
@@ -364,7 +358,7 @@ def test_no_taut_ligament_rule_and_a_data_folder_bound(model, tmp_path):
 def test_combined_load_bounds_every_loaded_coordinate(model):
     mixed = segment.Load.from_si(force_N=[10, 0, -20], moment_Nm=[0, 1.0, 0.5], name="mixed")
     r = segment.ramp(model, mixed, to_scale=50.0, steps=50)
-    assert r.status == RAMP_LIMIT
+    assert r.status == Status.VALIDITY_LIMIT
     assert r.limit.bound.coordinate in ("x", "z", "phi_y", "phi_z")
 
 

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 
 import segment
 from segment.core.newton import (
-    CONVERGED_STATUSES,
     FORCE_SCALE_N,
     MOMENT_SCALE_NMM,
-    STATUS_TEXT,
     TOL_CEILING,
     TOL_FLOOR,
-    _newton_kernel,
+    newton_kernel,
 )
-from segment.elements.facet import Disc, disc_contact
+from segment.core.status import CONVERGED_STATUSES, SOLVE_STATUSES
+from segment.elements.contact import disc_contact
+from segment.elements.facet_face import FacetFace
 from segment.solvers.batch import random_loads
 
 N_BATCH = 2000               # random combined loads to 3x nominal for solve_many
@@ -79,7 +79,7 @@ def test_failed_load_stepping_returns_the_best_full_load_iterate(model):
     r = segment.solve(model, load, max_iterations=1)
     assert not r.converged
     log = np.zeros((1, 2))
-    _, _, norm_direct, _ = _newton_kernel(model._packed, load._vector, np.zeros(6), 1e-10, 1,
+    _, _, norm_direct, _ = newton_kernel(model._packed, load._vector, np.zeros(6), 1e-10, 1,
                                           log)
     assert r.residual_norm <= norm_direct
     assert math.isclose(r.residual_norm, scaled_norm(model, r.q, load), rel_tol=1e-12)
@@ -106,14 +106,14 @@ def test_property_solve_never_nan_status_always_set(model, f, tol_exp, max_itera
     tol = 10.0**tol_exp
     r = segment.solve(model, load, tol=tol, max_iterations=max_iterations,
                       q0=q0 if start == "q0" else None)
-    assert r.status in range(len(STATUS_TEXT)) and r.message
+    assert r.status in SOLVE_STATUSES and r.message
     assert r.converged == (r.status in CONVERGED_STATUSES)   # 6: converged beyond limits
     assert np.all(np.isfinite(r.q)) and math.isfinite(r.residual_norm)
     if r.converged:
         assert scaled_norm(model, r.q, load) <= tol
     b = segment.solve_many(model, vec[None, :], tol=tol, max_iterations=max_iterations,
                            q0=q0 if start == "q0" else start)
-    assert b.status[0] in range(len(STATUS_TEXT))
+    assert b.status[0] in SOLVE_STATUSES
     assert np.all(np.isfinite(b.q)) and np.isfinite(b.residual_norm[0])
 
 
@@ -134,8 +134,8 @@ def test_property_contact_finite_at_any_magnitude(c1, n1, n2, r1, r2, exponent, 
     """Any finite discs: finite results or a ValueError saying the magnitudes are out of range;
     and the geometry scaled by 2^k gives the penetration and point scaled by 2^k."""
     s = 2.0**exponent if abs(exponent) < 1000 else 10.0**(300 * np.sign(exponent))
-    d1 = Disc(np.array(c1) * s, n1, r1 * s)
-    d2 = Disc([0.0, 0.0, 0.0], n2, r2 * s)
+    d1 = FacetFace(np.array(c1) * s, n1, r1 * s)
+    d2 = FacetFace([0.0, 0.0, 0.0], n2, r2 * s)
     try:
         res = disc_contact(d1, d2, blend=blend)
     except ValueError as exc:
@@ -145,7 +145,7 @@ def test_property_contact_finite_at_any_magnitude(c1, n1, n2, r1, r2, exponent, 
     assert all(map(math.isfinite, values))
     assert res.penetration >= 0
     if abs(exponent) < 1000:
-        base = disc_contact(Disc(c1, n1, r1), Disc([0.0, 0.0, 0.0], n2, r2), blend=blend)
+        base = disc_contact(FacetFace(c1, n1, r1), FacetFace([0.0, 0.0, 0.0], n2, r2), blend=blend)
         # a penetration that underflows when scaled (e.g. faded out at 90 deg of tilt,
         # facet item 9, to ~1e-300 mm) cannot be told from apart: its regime may flip
         underflows = 0.0 < base.penetration and base.penetration * s < UNDERFLOW_MM
@@ -160,8 +160,8 @@ def test_property_contact_finite_at_any_magnitude(c1, n1, n2, r1, r2, exponent, 
 # ---------------------------------------------------------------- contact at extreme magnitudes
 def test_contact_closed_form_far_from_ordinary_sizes():
     for s in (1e-300, 1e-200, 1e200, 1e300):
-        top = Disc(np.array([0.3, -0.2, -0.1]) * s, [0, 0, -1], 5.0 * s)
-        bottom = Disc(np.array([0.3, -0.2, 0.0]) * s, [0, 0, 1], 5.0 * s)
+        top = FacetFace(np.array([0.3, -0.2, -0.1]) * s, [0, 0, -1], 5.0 * s)
+        bottom = FacetFace(np.array([0.3, -0.2, 0.0]) * s, [0, 0, 1], 5.0 * s)
         r = disc_contact(top, bottom, blend=16.7)
         assert r.regime == "flat"
         assert math.isclose(r.penetration, 0.1 * s, rel_tol=1e-12)
@@ -169,28 +169,28 @@ def test_contact_closed_form_far_from_ordinary_sizes():
 
 
 def test_contact_at_the_float_limit_is_finite_or_a_clear_error():
-    r = disc_contact(Disc([1e308, 1e308, 1e308 - 1e292], [0, 0, -1], 5.0),
-                     Disc([1e308, 1e308, 1e308], [0, 0, 1], 5.0), blend=16.7)
+    r = disc_contact(FacetFace([1e308, 1e308, 1e308 - 1e292], [0, 0, -1], 5.0),
+                     FacetFace([1e308, 1e308, 1e308], [0, 0, 1], 5.0), blend=16.7)
     assert math.isfinite(r.penetration) and np.all(np.isfinite(r.point))
     with pytest.raises(ValueError, match="magnitudes out of range"):
-        disc_contact(Disc([-1e308, 0, 1e308], [0.1, 0, -1], 1e308),
-                     Disc([1e308, 0, -1e308], [0, 0, 1], 1e308), blend=16.7)
+        disc_contact(FacetFace([-1e308, 0, 1e308], [0.1, 0, -1], 1e308),
+                     FacetFace([1e308, 0, -1e308], [0, 0, 1], 1e308), blend=16.7)
 
 
 def test_disc_normals_of_any_length_and_type_errors():
     for n, expected in (([1e200, 0, 0], [1, 0, 0]), ([0, 1e-13, 0], [0, 1, 0]),
                         ([0, 0, 1e-310], [0, 0, 1]), ([3e307, 4e307, 0], [0.6, 0.8, 0])):
-        np.testing.assert_allclose(Disc([0, 0, 0], n, 5.0).normal, expected, atol=1e-15)
+        np.testing.assert_allclose(FacetFace([0, 0, 0], n, 5.0).normal, expected, atol=1e-15)
     with pytest.raises(ValueError, match="normal must be non-zero"):
-        Disc([0, 0, 0], [0, 0, 0], 5.0)
+        FacetFace([0, 0, 0], [0, 0, 0], 5.0)
     for bad in (True, "5", None, 5 + 0j):
         with pytest.raises(TypeError, match="radius must be a real number"):
-            Disc([0, 0, 0], [0, 0, 1], bad)
+            FacetFace([0, 0, 0], [0, 0, 1], bad)
     with pytest.raises(TypeError, match="center must be 3 real numbers"):
-        Disc(["0", "0", "0"], [0, 0, 1], 5.0)
+        FacetFace(["0", "0", "0"], [0, 0, 1], 5.0)
     with pytest.raises(TypeError, match="normal must be 3 real numbers"):
-        Disc([0, 0, 0], [0, 0, 1j], 5.0)
+        FacetFace([0, 0, 0], [0, 0, 1j], 5.0)
     with pytest.raises(TypeError, match="blend constant C must be a real number"):
-        disc_contact(Disc([0, 0, 0], [0, 0, -1], 5.0), Disc([0, 0, 0], [0, 0, 1], 5.0),
+        disc_contact(FacetFace([0, 0, 0], [0, 0, -1], 5.0), FacetFace([0, 0, 0], [0, 0, 1], 5.0),
                      blend=True)
-    assert Disc([0, 0, 0], [0, 0, 1], np.float32(5.0)).radius == 5.0
+    assert FacetFace([0, 0, 0], [0, 0, 1], np.float32(5.0)).radius == 5.0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.core.residual import _residual_jacobian_complex_step
+from segment.core.residual import residual_jacobian_complex_step
 from segment.elements.disc import DiscStiffness
 from segment.elements.kinematics import pose
 from segment.elements.restraint import PointRestraint
@@ -42,7 +42,7 @@ def test_jacobian_matches_central_differences_and_complex_step(q):
     assert np.abs(J - fd).max() <= FD_RTOL * np.abs(J).max()
     for m in (model, segment.c5c6(state="arthroplasty")):
         _, J = m.residual_and_jacobian(q, load)
-        r_cs, J_cs = _residual_jacobian_complex_step(q, load.as_array(), m._params)
+        r_cs, J_cs = residual_jacobian_complex_step(q, load.as_array(), m._params)
         np.testing.assert_allclose(J, J_cs, rtol=0, atol=CS_RTOL * np.abs(J).max())
         np.testing.assert_allclose(m.residual(q, load), r_cs, rtol=0,
                                    atol=CS_RTOL * np.abs(r_cs).max())

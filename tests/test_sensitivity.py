@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.core.residual import _residual
+from segment.core.residual import residual_real
 from segment.elements.loads import Load
 from segment.studies.sensitivity import (
     _residual_parameter_derivative,
@@ -81,8 +81,10 @@ def test_residual_parameter_derivative_matches_central_differences(model, space,
         pp, pm = p.copy(), p.copy()
         pp[j] += h
         pm[j] -= h
-        rp = _residual(q, zero, (*(x[0] for x in space.pack(model, pp[None])), model._packed[3]))
-        rm = _residual(q, zero, (*(x[0] for x in space.pack(model, pm[None])), model._packed[3]))
+        rp = residual_real(q, zero,
+                           (*(x[0] for x in space.pack(model, pp[None])), model._packed[3]))
+        rm = residual_real(q, zero,
+                           (*(x[0] for x in space.pack(model, pm[None])), model._packed[3]))
         fd = (rp - rm) / (2 * h)
         np.testing.assert_allclose(out[:, j], fd, rtol=RESIDUAL_RTOL,
                                    atol=RESIDUAL_RTOL * max(np.abs(fd).max(), 1e-6),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import segment
-from segment.core.residual import _residual_jacobian_complex_step
+from segment.core.residual import residual_jacobian_complex_step
 from segment.elements.kinematics import pose
 from segment.elements.ligament import Ligament, ligament_state
 
@@ -103,7 +103,7 @@ def test_jacobian_with_strips_and_rupture_matches_complex_step(model, q):
     m = model.with_strips({"ALL": 3, "CL-left": 2}).with_ruptured(["ALL#1", "CL-left#2"])
     load = segment.LOAD_CASES["AR"]
     r, J = m.residual_and_jacobian(q, load)
-    rc, Jc = _residual_jacobian_complex_step(q, load.as_array(), m._params)
+    rc, Jc = residual_jacobian_complex_step(q, load.as_array(), m._params)
     np.testing.assert_allclose(r, rc, rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(J, Jc, rtol=JACOBIAN_RTOL, atol=JACOBIAN_ATOL)
 

@@ -12,9 +12,9 @@ import pytest
 import segment
 from segment.core.residual import (
     _generalized_force,
-    _residual,
-    _residual_jacobian,
-    _residual_jacobian_complex_step,
+    residual_jacobian,
+    residual_jacobian_complex_step,
+    residual_real,
 )
 
 REL = 1e-12
@@ -35,11 +35,11 @@ def test_jacobian_equals_complex_step_of_the_whole_segment(model, variant):
          "disc only": model.replace(facets=(), ligaments=())}[variant]
     regimes = set()
     for q, f in _random_cases(400, seed=3):
-        r, J = _residual_jacobian(q, f, m._packed)
-        r_ref, J_ref = _residual_jacobian_complex_step(q, f, m._params)
+        r, J = residual_jacobian(q, f, m._packed)
+        r_ref, J_ref = residual_jacobian_complex_step(q, f, m._params)
         scale_r = np.abs(r_ref).max()
         np.testing.assert_allclose(r, r_ref, rtol=0, atol=REL * scale_r)
-        np.testing.assert_allclose(_residual(q, f, m._packed), r_ref, rtol=0,
+        np.testing.assert_allclose(residual_real(q, f, m._packed), r_ref, rtol=0,
                                    atol=REL * scale_r)
         np.testing.assert_allclose(J, J_ref, rtol=0, atol=REL * np.abs(J_ref).max())
         regimes.update(s.regime for s in m.state(q).facets)
@@ -51,8 +51,8 @@ def test_at_the_nine_equilibria(model):
     for name, load in segment.LOAD_CASES.items():
         q = np.array(segment.solve(model, load).q)
         f = load.as_array()
-        r, J = _residual_jacobian(q, f, model._packed)
-        _, J_ref = _residual_jacobian_complex_step(q, f, model._params)
+        r, J = residual_jacobian(q, f, model._packed)
+        _, J_ref = residual_jacobian_complex_step(q, f, model._params)
         np.testing.assert_allclose(J, J_ref, rtol=0, atol=REL * np.abs(J_ref).max(),
                                    err_msg=name)
         assert np.abs(r / [20, 20, 20, 1800, 1800, 1800]).max() < 1e-9
@@ -63,8 +63,8 @@ def test_a_facet_apart_adds_nothing(model):
     q = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])      # C5 lifted 1 mm: facets apart
     assert all(s.regime == "apart" for s in model.state(q).facets)
     f = np.zeros(6)
-    r, J = _residual_jacobian(q, f, model._packed)
-    r0, J0 = _residual_jacobian(q, f, model.replace(facets=())._packed)
+    r, J = residual_jacobian(q, f, model._packed)
+    r0, J0 = residual_jacobian(q, f, model.replace(facets=())._packed)
     np.testing.assert_array_equal(r, r0)
     np.testing.assert_array_equal(J, J0)
 
@@ -75,7 +75,7 @@ def test_the_complex_reference_is_really_different_code(model):
     f = segment.LOAD_CASES["AR"].as_array()
     Q = _generalized_force(q.astype(complex), f, model._params)
     assert Q.dtype == np.complex128
-    np.testing.assert_allclose(_residual(q, f, model._packed), Q.real, rtol=0,
+    np.testing.assert_allclose(residual_real(q, f, model._packed), Q.real, rtol=0,
                                atol=REL * np.abs(Q.real).max())
 
 
@@ -93,8 +93,8 @@ def test_beyond_the_physiological_range(model):
                                                        scale * corner[3:])).q)
             for dq in (np.zeros(6), np.array([0.05, -0.03, 0.02, 0.004, -0.003, 0.002])):
                 f = scale * corner
-                r, J = _residual_jacobian(q + dq, f, m._packed)
-                r_ref, J_ref = _residual_jacobian_complex_step(q + dq, f, m._params)
+                r, J = residual_jacobian(q + dq, f, m._packed)
+                r_ref, J_ref = residual_jacobian_complex_step(q + dq, f, m._params)
                 # at an equilibrium r is a sum of large terms: scale by the load
                 np.testing.assert_allclose(r, r_ref, rtol=0,
                                            atol=REL * max(np.abs(r_ref).max(), np.abs(f).max()))

@@ -1,7 +1,7 @@
 """The part of ``segment curves`` that reports what experimenters report: ROM, neutral zone,
 NZ and elastic-zone stiffness of the model and of each specimen side by side, and the model's
 sagittal ICR along flexion-extension against Anderst et al. 2013
-(:mod:`segment.studies.curve_metrics`)."""
+(:mod:`segment.studies.curve_metrics`, :mod:`segment.studies.icr`)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,8 @@ def _cell(values) -> str:
 
 def report(model, curves, out) -> list:
     """Print the metrics and the ICR comparison; write them into ``out``; return the paths."""
-    from segment.studies.curve_metrics import (
-        EZ_WINDOW_NM,
-        anderst_comparison,
-        metrics_table,
-    )
+    from segment.studies.curve_metrics import EZ_WINDOW_NM, metrics_table
+    from segment.studies.icr import anderst_comparison
 
     modes = ("flexion", "extension")
     if not all(m in curves.modes for m in modes):

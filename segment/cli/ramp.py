@@ -18,6 +18,7 @@ from segment.cli._common import (
     state_option,
 )
 from segment.core.checks import RAMP_STEPS as MAX_RAMP_STEPS
+from segment.core.status import Status
 from segment.solvers.ramp import MAX_TO_SCALE, ramp
 
 
@@ -80,7 +81,7 @@ def run(args, argv) -> int:
             **({"isb_last": {c: float(frame[c].iloc[-1]) for c in frame.columns
                              if c.startswith("isb_")}} if args.convention == "isb" else {}),
         }, indent=2))
-        return 0 if r.status in (0, 1, 3) else 1
+        return 0 if r.status != Status.UNLOADED_NOT_FOUND else 1
     print(f"C5-C6 load ramp {args.case} x 0..{args.to_scale:g} in {args.steps} steps "
           f"({len(model.strip_names)} ligament strips), clinical state: {model.clinical_label}")
     print(f"status: {r.message}")
@@ -125,7 +126,7 @@ def run(args, argv) -> int:
     print(r.state.ligament_table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.out:
         print(f"wrote {args.out} ({len(r.frame)} rows)")
-    return 0 if r.status in (0, 1, 3) else 1
+    return 0 if r.status != Status.UNLOADED_NOT_FOUND else 1
 
 
 _ISB_OF_DOF = ("q2", "q1", "q3", "beta", "alpha", "gamma")

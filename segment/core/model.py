@@ -9,7 +9,7 @@ and static equilibrium is ``residual = 0``. Two compiled implementations exist:
 
 * :func:`_generalized_force`, in complex arithmetic: the reference. Its complex-step
   derivative (Squire and Trapp 1998; exact to rounding, no step-size trade-off, one complex
-  evaluation per column) is :func:`_residual_jacobian_complex_step`.
+  evaluation per column) is :func:`residual_jacobian_complex_step`.
 * :mod:`segment.elements.tangent`, in real arithmetic with the exact Jacobian written out (the facet
   contact's derivatives by forward-mode dual numbers, :mod:`segment.elements.facet_dual`): several
   times faster, used by the solvers. The tests hold it to the complex-step Jacobian and to central
@@ -36,15 +36,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment.core.io import BodyInertia
-from segment.core.newton import DEFAULT_TOL, _solve_checked
+from segment.core.newton import DEFAULT_TOL
 from segment.core.residual import (
     _element_state,
-    _predict_row,
-    _residual,
-    _residual_jacobian,
+    predict_row,
+    residual_jacobian,
+    residual_real,
 )
+from segment.core.solve import solve_checked
+from segment.elements.contact import DISLOCATED, REGIMES
 from segment.elements.disc import DiscStiffness
-from segment.elements.facet import DISLOCATED, REGIMES, ContactLaw, FacetJoint
+from segment.elements.facet import ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import Ligament
 from segment.elements.loads import Load
@@ -465,7 +467,7 @@ class Segment:
     def residual(self, q, load: Load) -> np.ndarray:
         """Sum of generalized forces (6,) [N, N mm] at ``q`` under ``load``; 0 at equilibrium."""
         q, f = self._check(q, load)
-        return _residual(q, f, self._packed)
+        return residual_real(q, f, self._packed)
 
     def jacobian(self, q, load: Load) -> np.ndarray:
         """d residual / d q, shape (6, 6) [N/mm, N/rad, N mm/mm, N mm/rad]."""
@@ -474,7 +476,7 @@ class Segment:
     def residual_and_jacobian(self, q, load: Load) -> tuple[np.ndarray, np.ndarray]:
         """Both at once (one pass of the exact tangent, :mod:`segment.elements.tangent`)."""
         q, f = self._check(q, load)
-        return _residual_jacobian(q, f, self._packed)
+        return residual_jacobian(q, f, self._packed)
 
     def state(self, q) -> SegmentState:
         """Every element's forces at ``q``."""
@@ -561,10 +563,10 @@ class Segment:
         out = np.zeros_like(F)
         if available:
             for k in range(F.shape[0]):
-                _predict_row(q_u, k_inv, F[k], out[k])
+                predict_row(q_u, k_inv, F[k], out[k])
         return out
 
     @functools.cached_property
     def unloaded(self):
         """The unloaded equilibrium (an :class:`~segment.core.newton.EquilibriumResult`)."""
-        return _solve_checked(self, Load.zero(), None, DEFAULT_TOL, 60, None)
+        return solve_checked(self, Load.zero(), None, DEFAULT_TOL, 60, None)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     pass
 
 from segment.elements.disc import add_disc_force
-from segment.elements.facet import _facet_state
+from segment.elements.facet import facet_state
 from segment.elements.kinematics import add_load, add_point_force, pose_and_axes
 from segment.elements.ligament import ligament_state
 from segment.elements.restraint import restraint_state
@@ -46,7 +46,7 @@ def _generalized_force(q, load, params):
         a, _, _, _, force = ligament_state(i, p, R, lig_a, lig_b, lig_l0, lig_eps, lig_f)
         add_point_force(Q, a, force, p, R0, h1, h2, h3)
     for i in range(fac_r1.shape[0]):
-        st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
+        st = facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend,
                           law)
         add_point_force(Q, st[1], scale(fac_scale[i], st[8]), p, R0, h1, h2, h3)
     for i in range(pts.shape[0]):
@@ -57,7 +57,7 @@ def _generalized_force(q, load, params):
 
 
 @njit
-def _predict_row(q_u, k_inv, f, out):
+def predict_row(q_u, k_inv, f, out):
     """``out = q_u - K_u^-1 f`` in a fixed order; zeros when not finite (the linear start)."""
     ok = True
     for i in range(6):
@@ -72,24 +72,24 @@ def _predict_row(q_u, k_inv, f, out):
 
 
 @njit
-def _residual(q, load, packed):
+def residual_real(q, load, packed):
     """Residual (6,) at real ``q`` (the real-arithmetic kernel of :mod:`segment.elements.tangent`;
     ``packed`` = ``Segment._packed``)."""
     return residual_tangent(q, load, packed, False)[0]
 
 
 @njit
-def _residual_jacobian(q, load, packed):
+def residual_jacobian(q, load, packed):
     """Residual (6,) and its exact Jacobian (6, 6) (:mod:`segment.elements.tangent`; ``packed`` =
     ``Segment._packed``)."""
     return residual_tangent(q, load, packed, True)
 
 
 @njit
-def _residual_jacobian_complex_step(q, load, params):
+def residual_jacobian_complex_step(q, load, params):
     """Residual and Jacobian by six complex-step evaluations of the whole segment.
 
-    The independent reference for :func:`_residual_jacobian` (tests), and what the solver
+    The independent reference for :func:`residual_jacobian` (tests), and what the solver
     used before the real-arithmetic kernel.
     """
     r = np.empty(6)
@@ -133,7 +133,7 @@ def _element_state(q, params):
     m = fac_r1.shape[0]
     fac = np.empty((m, 15))  # u, weight, sin_a, magnitude, regime, case, point, dir, force
     for i in range(m):
-        u, point, direction, regime, case, weight, sin_a, mag, force = _facet_state(
+        u, point, direction, regime, case, weight, sin_a, mag, force = facet_state(
             i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2, fac_blend, law)
         fac[i, 0] = max(u.real, 0.0)
         fac[i, 1] = weight.real

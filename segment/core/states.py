@@ -82,7 +82,8 @@ from segment.core.checks import Quantity
 from segment.core.io import LIGAMENT_NAMES, data_dir
 from segment.core.tables import HardRange, PlausibleRange, Table
 from segment.elements.disc import DiscStiffness
-from segment.elements.facet import Disc, FacetJoint, rows_in_frame
+from segment.elements.facet import FacetJoint, rows_in_frame
+from segment.elements.facet_face import FacetFace
 from segment.elements.restraint import PointRestraint
 
 __all__ = ["OPERATIONS", "STATE_NAME", "ClinicalState", "Operation", "apply_states", "cut",
@@ -381,7 +382,7 @@ def resected_circle(radius: float, fraction: float) -> tuple[float, float]:
     return radius * math.sqrt(1.0 - fraction), radius * shift
 
 
-def _resect_disc(disc: Disc, medial, fraction: float) -> Disc:
+def _resect_disc(disc: FacetFace, medial, fraction: float) -> FacetFace:
     """The disc of the remaining surface. Written out in scalar products and sums (no BLAS),
     so that the bits do not depend on the CPU (as :func:`segment.elements.facet.rows_in_frame`)."""
     n = [float(x) for x in disc.normal]
@@ -393,8 +394,8 @@ def _resect_disc(disc: Disc, medial, fraction: float) -> Disc:
         raise ValueError("the medial direction is normal to the facet face: cannot resect")
     r_new, shift = resected_circle(float(disc.radius), fraction)
     c = [float(x) for x in disc.center]
-    return Disc(np.array([c[k] - shift * (m[k] / size) for k in range(3)]), disc.normal,
-                r_new)
+    return FacetFace(np.array([c[k] - shift * (m[k] / size) for k in range(3)]), disc.normal,
+                     r_new)
 
 
 def resect_facet(model, side: str, fraction: float, *, state: str = "resect",

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import root
 
-from segment.elements.facet import ContactLaw, Disc, disc_contact
+from segment.elements.contact import disc_contact
+from segment.elements.facet import ContactLaw
+from segment.elements.facet_face import FacetFace
 from segment.elements.kinematics import rotation_y
 
 __all__ = ["RestingDisc", "rest_on_plane", "tilt_closed_form"]
@@ -81,7 +83,7 @@ class RestingDisc:
 
 def _disc(height, tilt, radius):
     n1 = rotation_y(tilt) @ np.array([0.0, 0.0, -1.0])
-    return Disc([0.0, 0.0, height], n1, radius)
+    return FacetFace([0.0, 0.0, height], n1, radius)
 
 
 def _balance(x, *, offset, load, radius, blend, law, plane):
@@ -120,7 +122,7 @@ def rest_on_plane(offset: float, *, load: float = 10.0, radius: float = 5.0,
     if not (np.isfinite(load) and load > 0):
         raise ValueError(f"load must be a finite number > 0 [N], got {load!r}")
     law = law or ContactLaw(2000.0, 0.3, 1200.0)
-    plane = Disc([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], PLANE_RADIUS_MM)
+    plane = FacetFace([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], PLANE_RADIUS_MM)
     u_flat = np.sqrt(load / law.k_quadratic) if load <= law.force_at_transition else (
         law.u_transition + (load - law.force_at_transition) / law.k_linear)
     if start is None:

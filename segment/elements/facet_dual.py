@@ -1,15 +1,22 @@
 """The facet contact in forward-mode dual arithmetic: value and five directional derivatives.
 
-:func:`contact_dual` is :func:`segment.elements.facet._contact` line for line (same items 1-10
-of the :mod:`segment.elements.facet` docstring, same branches, taken on the values), evaluated on
-the dual numbers of :mod:`segment.elements.dual`. One call gives the penetration, the contact
-point and the force direction together with their derivatives along five directions (motions of the
-C5 facet disc for the tangent; geometry or blending-constant changes for the sensitivities), where
-the complex-step route needs five complex evaluations of ``_contact``: about three times less work
-for the tangent stiffness (:func:`segment.elements.tangent._facet_jacobian_terms`), the solver's
-largest cost.
+Pairs (each function here mirrors one of the complex kernels, line for line, and says which):
 
-``_contact`` stays the reference: ``tests/test_facet_dual.py`` holds the two to each other
+* :func:`contact_dual` is :func:`segment.elements.contact.end_face_contact`, the regularized contact
+  of two facet faces (same items 1-10 of the :mod:`segment.elements.contact` docstring, same
+  branches, taken on the values), with its helpers :func:`_smoothstep_dual` and
+  :func:`_rim_weight_dual` (``_smoothstep``, ``_rim_weight`` of the same module);
+* :func:`contact_force_dual` is :func:`segment.elements.facet.end_face_force`, the contact
+  force law of the facet joint (DETC2000/MECH-6821, "Facet Joints").
+
+All are evaluated on the dual numbers of :mod:`segment.elements.dual`. One call gives the
+penetration, the contact point and the force direction together with their derivatives along
+five directions (motions of the C5 facet face for the tangent; geometry or blending-constant
+changes for the sensitivities), where the complex-step route needs five complex evaluations of
+``end_face_contact``: about three times less work for the tangent stiffness
+(:func:`segment.elements.tangent._facet_jacobian_terms`), the solver's largest cost.
+
+``end_face_contact`` stays the reference: ``tests/test_facet_dual.py`` holds the two to each other
 (values and all five derivatives) over random discs in every regime, and
 ``tests/test_tangent.py`` holds the segment's tangent to the complex-step Jacobian.
 
@@ -17,19 +24,20 @@ largest cost.
 differ. The complex kernel tests ``|n1 + n2|`` by its modulus, so a complex perturbation of a
 normal takes it into the tilted branch, while the dual numbers take the parallel branch (the
 value decides). The penetration has the same derivatives either way for turning (not
-stretching) normals (it is written without norms, item 2 of :mod:`segment.elements.facet`; its cap
-by the lateral overlap, item 9, goes through the unfolding, whose tilt direction is undefined
-there). The contact point and the force direction do not: the blend weight ``1 - exp(-C
-sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action (item 8, which
-depends on the steep point P, on the rim of the disc that tilts away) have a kink at parallel faces;
-the dual numbers give the derivative of the parallel branch (point at M, direction m), the complex
-step the one-sided derivative along its perturbation. With ``at_edge`` (item 10) the penetration is
-kinked there too. Where a root of a squared length is taken at exactly zero, the derivative is set
-to 0.
+stretching) normals (it is written without norms, item 2 of :mod:`segment.elements.contact`;
+its cap by the lateral overlap, item 9, goes through the unfolding, whose tilt direction is
+undefined there). The contact point and the force direction do not: the blend weight
+``1 - exp(-C sin(alpha))`` with ``sin(alpha) = |n1 x n2|`` and the turn of the line of action
+(item 8, which depends on the steep point P, on the rim of the disc that tilts away) have a
+kink at parallel faces; the dual numbers give the derivative of the parallel branch (point
+at M, direction m), the complex step the one-sided derivative along its perturbation. With
+``at_edge`` (item 10) the penetration is kinked there too. Where a root of a squared length
+is taken at exactly zero, the derivative is set to 0.
 """
 
 from __future__ import annotations
 
+from segment.elements.contact import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
 from segment.elements.dual import (
     const,
     dexp,
@@ -46,7 +54,6 @@ from segment.elements.dual import (
     vscale,
     vsub,
 )
-from segment.elements.facet import _INSIDE_SLACK, _TINY, CASE_BLEND_FRACTION, FACING_FADE_COS
 from segment.jit import njit
 
 __all__ = ["contact_dual", "contact_force_dual"]
@@ -54,7 +61,7 @@ __all__ = ["contact_dual", "contact_force_dual"]
 
 @njit
 def _smoothstep_dual(x):
-    """:func:`segment.elements.facet._smoothstep` on a dual scalar."""
+    """:func:`segment.elements.contact._smoothstep` on a dual scalar."""
     if x[0] <= 0.0:
         return const(0.0)
     if x[0] >= 1.0:
@@ -64,7 +71,7 @@ def _smoothstep_dual(x):
 
 @njit
 def _rim_weight_dual(pp, r, ell):
-    """:func:`segment.elements.facet._rim_weight` on a dual squared length ``pp``."""
+    """:func:`segment.elements.contact._rim_weight` on a dual squared length ``pp``."""
     if pp[0] >= r * r:
         return const(0.0)
     if pp[0] <= (r - ell) * (r - ell) and r > ell:
@@ -74,13 +81,14 @@ def _rim_weight_dual(pp, r, ell):
 
 @njit
 def contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
-    """``(u, point, direction)`` of :func:`segment.elements.facet._contact` on dual vectors.
+    """``(u, point, direction)`` of :func:`segment.elements.contact.end_face_contact` on dual
+    vectors.
 
     ``c1, n1, c2, n2`` are dual 3-vectors, the radii reals, ``blend`` (the blending constant
     C) a dual scalar: ``const(C)`` for the pose directions of the tangent, a seeded slot for
     the derivative by C (:mod:`segment.studies.sensitivity`). ``u`` <= 0 (a gap) when the
     discs are apart, dislocated or do not face each other; then point and direction are those
-    of ``_contact`` (the midpoint of the centres and n2).
+    of ``end_face_contact`` (the midpoint of the centres and n2).
     """
     z = const(0.0)
     c = vsub(c2, c1)
@@ -191,8 +199,8 @@ def contact_dual(c1, n1, r1, c2, n2, r2, blend, at_edge):
 
 @njit
 def contact_force_dual(u, law):
-    """The contact law of :func:`segment.elements.facet._contact_force` on a dual penetration
-    ``u``."""
+    """The contact law of :func:`segment.elements.facet.end_face_force` on a dual
+    penetration ``u``."""
     k2, ut, k1 = law[0], law[1], law[2]
     x = u[0]
     if x <= 0.0:

@@ -43,9 +43,10 @@ import math
 
 import numpy as np
 
+from segment.elements.contact import end_face_contact
 from segment.elements.disc import DISC_LAW_WIDTH, disc_restoring
 from segment.elements.dual import const, vscale
-from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet import end_face_force
 from segment.elements.facet_dual import contact_dual, contact_force_dual
 from segment.elements.ligament import trilinear
 from segment.elements.restraint import P_K, P_WIDTH, restraint_state
@@ -94,13 +95,13 @@ def pack(params):
 
 
 @njit
-def _rows3(a, i, k):
+def rows3(a, i, k):
     """``(a[i, k], a[i, k + 1], a[i, k + 2])``."""
     return (a[i, k], a[i, k + 1], a[i, k + 2])
 
 
 @njit
-def _axes(q, R0):
+def joint_axes(q, R0):
     """``R`` (C5 -> C6), the columns ``g`` of R0 and the joint axes ``h`` = (h1, h2, h3).
 
     ``R0`` is the reference rotation as a tuple of row tuples; R is returned the same way.
@@ -222,7 +223,7 @@ def residual_tangent(q, load, packed, with_jacobian):
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
     law = (glob[G_LAW], glob[G_LAW + 1], glob[G_LAW + 2], glob[G_LAW + 3])
-    R, g, h = _axes(q, R0)
+    R, g, h = joint_axes(q, R0)
     p = add((glob[G_S0], glob[G_S0 + 1], glob[G_S0 + 2]), mat_vec(R0, (q[0], q[1], q[2])))
     # disc, eq. (1): Q_i = -k_i(q_i) q_i, or the coordinate's law (segment.elements.disc)
     for i in range(6):
@@ -240,15 +241,15 @@ def residual_tangent(q, load, packed, with_jacobian):
     da = np.zeros((6, 3))
     # ligaments: tension-only trilinear law along the insertion line
     for i in range(lig.shape[0]):
-        arm = mat_vec(R, _rows3(lig, i, L_A))
+        arm = mat_vec(R, rows3(lig, i, L_A))
         x = add(p, arm)
-        d = sub(_rows3(lig, i, L_B), x)
+        d = sub(rows3(lig, i, L_B), x)
         length = math.sqrt(dot(d, d))
         if not length > 0.0:
             continue   # coincident insertions: eps = -1, slack (as in ligament.ligament_state)
         l0 = lig[i, L_L0]
         strain = (length - l0) / l0
-        tension_c, slope = trilinear(strain + 0j, _rows3(lig, i, L_EPS), _rows3(lig, i, L_F))
+        tension_c, slope = trilinear(strain + 0j, rows3(lig, i, L_EPS), rows3(lig, i, L_F))
         tension = tension_c.real
         if tension == 0.0 and slope == 0.0:
             continue   # slack
@@ -275,10 +276,10 @@ def residual_tangent(q, load, packed, with_jacobian):
                 r[3 + k] += dot(h[k], m)
     # facets: regularized cylinder end-face contact
     for i in range(fac.shape[0]):
-        c = add(p, mat_vec(R, _rows3(fac, i, F_C1)))
-        n = mat_vec(R, _rows3(fac, i, F_N1))
-        c2 = _rows3(fac, i, F_C2)
-        n2 = _rows3(fac, i, F_N2)
+        c = add(p, mat_vec(R, rows3(fac, i, F_C1)))
+        n = mat_vec(R, rows3(fac, i, F_N1))
+        c2 = rows3(fac, i, F_C2)
+        n2 = rows3(fac, i, F_N2)
         r1, r2, blend = fac[i, F_R1], fac[i, F_R2], fac[i, F_BLEND]
         s_area = fac[i, F_SCALE]
         if with_jacobian:
@@ -293,12 +294,12 @@ def residual_tangent(q, load, packed, with_jacobian):
                 _add_point_force_jacobian(r, J, f, sub(pt, p), df, da, g, h)
         else:
             zc = 0j
-            u, point, direction, _, _, _, _ = _contact(
+            u, point, direction, _, _, _, _ = end_face_contact(
                 (c[0] + zc, c[1] + zc, c[2] + zc), (n[0] + zc, n[1] + zc, n[2] + zc),
                 r1, (c2[0] + zc, c2[1] + zc, c2[2] + zc),
                 (n2[0] + zc, n2[1] + zc, n2[2] + zc), r2, blend, law[3] > 0.5)
             if u.real > 0.0:
-                mag, _ = _contact_force(u, law)
+                mag, _ = end_face_force(u, law)
                 mr = mag.real * s_area
                 f = (mr * direction[0].real, mr * direction[1].real, mr * direction[2].real)
                 m = cross((point[0].real - p[0], point[1].real - p[1], point[2].real - p[2]),

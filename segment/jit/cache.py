@@ -3,8 +3,8 @@
 The second route of :mod:`segment.jit` (a kernel without precompiled code for its argument
 types, or the precompiled module not in use). numba's own cache (``cache=True``) checks only the
 source file of each compiled function, so a kernel that calls a function of another module
-(``residual._generalized_force`` calls ``facet._contact``) would keep running the old machine
-code after that other module is edited: wrong numbers, silently. Our kernels are therefore
+(``residual._generalized_force`` calls ``contact.end_face_contact``) would keep running the old
+machine code after that other module is edited: wrong numbers, silently. Our kernels are therefore
 cached in a folder named after :func:`segment.jit.sources.digest` and the numba version, so
 that any edit of a kernel module compiles afresh (editing the others, e.g. the report, keeps
 them).

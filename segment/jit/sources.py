@@ -2,8 +2,9 @@
 
 A compiled kernel (precompiled or cached by numba) is valid only for the sources it was
 compiled from. numba's own cache checks just the file of the function it compiles, so a kernel
-that calls into another module (``residual._generalized_force`` calls ``facet._contact``) would
-keep running old machine code after that other module is edited. Both routes of
+that calls into another module (``residual._generalized_force`` calls
+``contact.end_face_contact``) would keep running old machine code after that other module is
+edited. Both routes of
 :mod:`segment.jit` therefore key their compiled code on :func:`digest`: a hash of every module
 of the package that defines a kernel (its text contains ``@njit``), of the modules whose
 constants kernels read (:data:`CONSTANT_MODULES`; ``tests/test_jit.py`` checks that every
@@ -25,7 +26,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 MARKER = b"@njit"
 """What marks a module that defines kernels."""
 
-CONSTANT_MODULES = ("core/laws.py", "solvers/dynamics/bodies.py")
+CONSTANT_MODULES = ("core/laws.py", "core/status.py", "solvers/dynamics/bodies.py")
 """Modules (relative to :data:`PACKAGE_DIR`) without kernels whose module-level constants
 kernels read; hashed as if they defined kernels."""
 

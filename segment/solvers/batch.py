@@ -1,10 +1,10 @@
 """Many static equilibria at once: ``solve_many`` for load sets and parameter sets.
 
 Parameter studies and uncertainty analysis need thousands of equilibria. ``solve_many`` runs the
-compiled Newton of :mod:`segment.solvers.equilibrium` (``_newton_kernel``: exact Jacobian of
+compiled Newton of :mod:`segment.solvers.equilibrium` (``newton_kernel``: exact Jacobian of
 :mod:`segment.elements.tangent`, capped steps, Armijo backtracking) over N load vectors inside one
 numba kernel, the loads spread over the CPU cores (``prange``). Each entry runs the very kernel of
-:func:`segment.solvers.equilibrium.solve_raw` (``_solve_kernel_from``): Newton from ``q0`` at the
+:func:`segment.solvers.equilibrium.solve_raw` (``solve_kernel_from``): Newton from ``q0`` at the
 full load, and when that fails automatic load stepping from the pose :func:`segment.solve` steps
 from (the reference pose with the default predicted start), so the results are those of the
 one-at-a-time solver
@@ -32,21 +32,19 @@ if TYPE_CHECKING:
 
 from segment._progress import bar
 from segment.core.checks import check_start
-from segment.core.model import Segment
+from segment.core.failure_limits import beyond_limits
+from segment.core.model import Segment, predict_row
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
-    CONVERGED_STATUSES,
     DEFAULT_TOL,
-    STATUS_TEXT,
-    _beyond_limits,
-    _solve_kernel_from,
+    solve_kernel_from,
 )
-from segment.core.residual import _predict_row
+from segment.core.status import CONVERGED_STATUSES, Status
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.jit import load_numba, njit, prange
-from segment.solvers.equilibrium import _check_tolerances
+from segment.solvers.equilibrium import check_tolerances
 
 __all__ = ["BatchResult", "launch", "solve_many"]
 
@@ -110,12 +108,12 @@ def launch(kernel, *args, n_threads: int | None = None):
 
 @njit
 def _solve_one(packed, f, q0, q_step, tol, max_iterations, log_buf, lig_flags, fac_flags):
-    """One equilibrium by ``equilibrium._solve_kernel_from``: (q, status, norm, iterations),
+    """One equilibrium by ``equilibrium.solve_kernel_from``: (q, status, norm, iterations),
     with the failure limits at q marked in ``lig_flags`` and ``fac_flags`` (status 6 when a
     converged equilibrium is past one, as :func:`segment.solve` reports it)."""
-    q, status, norm, _, iterations, _ = _solve_kernel_from(packed, f, q0, q_step, tol,
+    q, status, norm, _, iterations, _ = solve_kernel_from(packed, f, q0, q_step, tol,
                                                            max_iterations, log_buf)
-    if _beyond_limits(q, packed, lig_flags, fac_flags) and status == CONVERGED:
+    if beyond_limits(q, packed, lig_flags, fac_flags) and status == CONVERGED:
         status = CONVERGED_BEYOND_LIMITS
     return q, status, norm, iterations
 
@@ -130,7 +128,7 @@ def _solve_batch(packed, F, Q0, Qstep, predictor, tol, max_iterations, q_out, st
         log_buf = np.zeros((5 * max_iterations, 3))
         q0 = Q0[k].copy()
         if available:
-            _predict_row(q_u, k_inv, F[k], q0)
+            predict_row(q_u, k_inv, F[k], q0)
         q, st, nrm, it = _solve_one(packed, F[k], q0, Qstep[k], tol, max_iterations,
                                     log_buf, lig_out[k], fac_out[k])
         q_out[k] = q
@@ -152,9 +150,9 @@ class BatchResult:
     converged : ndarray of bool
         Numerically converged (status 0 or 6).
     status : ndarray of int
-        Codes of :mod:`segment.solvers.equilibrium` (0 converged, 1 iteration limit, 2 line search
-        failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian, 6 converged beyond
-        the failure limits).
+        Values of :class:`~segment.core.status.Status` (0 converged, 1 iteration limit,
+        2 line search failed, 3 load stepping failed, 4 non-finite, 5 singular Jacobian,
+        6 converged beyond the failure limits); ``Status(code).text`` says it in words.
     iterations : ndarray of int
         Newton steps taken, over all load steps.
     residual_norm : ndarray
@@ -219,7 +217,7 @@ class BatchResult:
         data["converged"] = self.converged.reshape(-1)
         data["intact"] = self.intact.reshape(-1)
         data["status"] = status
-        data["message"] = [STATUS_TEXT[s] for s in status]
+        data["message"] = [Status(s).text for s in status]
         data["iterations"] = self.iterations.reshape(-1)
         data["residual_norm"] = self.residual_norm.reshape(-1)
         return pd.DataFrame(data)
@@ -249,7 +247,7 @@ def _si_loads(loads, force_N, moment_Nm):
     return np.concatenate([f, 1000.0 * m], axis=1)       # N m -> N mm, the internal unit
 
 
-def _as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
+def as_loads(loads) -> tuple[np.ndarray, tuple[str, ...]]:
     if not isinstance(loads, (Load, np.ndarray, Sequence)) or isinstance(loads, (str, bytes)):
         raise TypeError(f"loads must be an (N, 6) array or a sequence of segment.Load, got "
                         f"{type(loads).__name__}")
@@ -378,8 +376,8 @@ def solve_many(model, loads=None, *, force_N=None, moment_Nm=None, q0="predict",
     >>> bool(np.allclose(si.q[0], r.q[6]))            # the same as FLX (1.8 N m about y)
     True
     """
-    tol, max_iterations = _check_tolerances(tol, max_iterations)
-    F, names = _as_loads(_si_loads(loads, force_N, moment_Nm))
+    tol, max_iterations = check_tolerances(tol, max_iterations)
+    F, names = as_loads(_si_loads(loads, force_N, moment_Nm))
     Q0 = _as_q0(q0, F.shape[0])
     single = isinstance(model, Segment)
     if single:

@@ -34,15 +34,10 @@ import numbers
 import numpy as np
 
 from segment.core.checks import check_start
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import (
-    DEFAULT_TOL,
-    MAX_ITERATIONS_LIMIT,
-    TOL_CEILING,
-    TOL_FLOOR,
-    EquilibriumResult,
-    _solve_checked,
-)
+from segment.core.newton import DEFAULT_TOL, MAX_ITERATIONS_LIMIT, TOL_CEILING, TOL_FLOOR
+from segment.core.solve import solve_checked
 from segment.elements.loads import Load
 
 __all__ = ["solve", "solve_raw"]
@@ -54,10 +49,10 @@ def _check_inputs(model, load, tol, max_iterations) -> tuple[float, int]:
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if not isinstance(load, Load):
         raise TypeError(f"load must be a segment.Load, got {type(load).__name__}")
-    return _check_tolerances(tol, max_iterations)
+    return check_tolerances(tol, max_iterations)
 
 
-def _check_tolerances(tol, max_iterations) -> tuple[float, int]:
+def check_tolerances(tol, max_iterations) -> tuple[float, int]:
     """``tol`` in [TOL_FLOOR, TOL_CEILING] and ``max_iterations`` in [1, MAX_ITERATIONS_LIMIT]
     (also used by solve_many). Bools and strings are TypeErrors, not numbers."""
     # exact float / int first: the ABC checks cost ~1 % of a 20 us solve
@@ -92,7 +87,7 @@ def solve_raw(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     if q_unloaded is not None:
         q_unloaded = np.array(q_unloaded, dtype=float)
         q_unloaded.setflags(write=False)
-    return _solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
+    return solve_checked(model, load, q0, tol, max_iterations, q_unloaded)
 
 
 def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
@@ -132,8 +127,8 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     if q0 is not None:
         _check_q0_range(q0)
     unloaded = model.unloaded
-    r = _solve_checked(model, load, q0, tol, max_iterations,
-                       unloaded.q if unloaded.converged else None, predict=True)
+    r = solve_checked(model, load, q0, tol, max_iterations,
+                      unloaded.q if unloaded.converged else None, predict=True)
     if not math.isfinite(r.residual_norm):      # never NaN in a result: no residual there
         r = dataclasses.replace(r, residual_norm=math.inf)
     return r
@@ -141,7 +136,7 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
 
 def _check_q0_range(q0) -> None:
     """A start within :data:`segment.core.checks.START_TRANSLATION` and ``START_ANGLE``
-    (after ``_solve_checked``'s own checks of its type and shape, which run first)."""
+    (after ``solve_checked``'s own checks of its type and shape, which run first)."""
     q = np.asarray(q0)
     if q.dtype.kind in "iuf" and q.shape == (6,) and np.all(np.isfinite(q)):
         check_start(q, "q0")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from segment.core.newton import CONVERGED_STATUSES, STATUS_TEXT
+from segment.core.status import CONVERGED_STATUSES, Status
 
 __all__ = ["CONCENTRATION_ALPHA", "MAX_FAILED_FRACTION", "MIN_FAILED_FOR_TEST",
            "FailureSummary", "summarise_failures"]
@@ -118,14 +118,14 @@ def summarise_failures(positions, ok, *, names, status=None, status_unloaded=Non
     if status_unloaded is not None:
         for code in np.asarray(status_unloaded)[~ok]:
             if code not in CONVERGED_STATUSES:
-                reasons[f"unloaded: {STATUS_TEXT[int(code)]}"] += 1
+                reasons[f"unloaded: {Status(int(code)).text}"] += 1
     if status is not None:
         st = np.asarray(status)[~ok]
         cases = case_names or [f"load {k}" for k in range(st.shape[1])]
         for j, case in enumerate(cases):
             for code, n in zip(*np.unique(st[:, j], return_counts=True), strict=True):
                 if code not in CONVERGED_STATUSES:
-                    reasons[f"{case}: {STATUS_TEXT[int(code)]}"] += int(n)
+                    reasons[f"{case}: {Status(int(code)).text}"] += int(n)
     conc = []
     tested = failed >= MIN_FAILED_FOR_TEST and (m - failed) >= MIN_FAILED_FOR_TEST
     if tested:

@@ -37,21 +37,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.failure_limits import beyond_limits
+from segment.core.lu6 import lu6_factor, lu6_solve
 from segment.core.newton import (
     CONVERGED,
     CONVERGED_BEYOND_LIMITS,
     DEFAULT_TOL,
-    _beyond_limits,
-    _lu6,
-    _lu6_solve,
-    _newton_kernel,
-    _solve_kernel_from,
+    newton_kernel,
+    solve_kernel_from,
 )
-from segment.core.residual import _residual_jacobian
+from segment.core.residual import residual_jacobian
+from segment.core.status import CONVERGED_STATUSES
 from segment.elements.restraint import P_WIDTH
 from segment.jit import njit, prange
 from segment.solvers.batch import launch
-from segment.solvers.equilibrium import _check_tolerances
+from segment.solvers.equilibrium import check_tolerances
 from segment.studies.packing import pack_plan
 from segment.studies.sensitivity import _equilibrium_sensitivity, touch_flags
 
@@ -76,8 +76,8 @@ about 0.01 rad per 1/64 of a 0.5 N m step)."""
 def _tangent_start(q, f_prev, f, packed, out):
     """``out = q - J(q)^-1 (f - f_prev)``, the Euler predictor; False when J is singular or
     the step is not finite (then ``out = q``)."""
-    _, J = _residual_jacobian(q, f_prev, packed)
-    a, piv, ok = _lu6(J)
+    _, J = residual_jacobian(q, f_prev, packed)
+    a, piv, ok = lu6_factor(J)
     for c in range(6):
         out[c] = q[c]
     if not ok:
@@ -85,7 +85,7 @@ def _tangent_start(q, f_prev, f, packed, out):
     dq = np.empty((6, 1))
     for c in range(6):
         dq[c, 0] = -(f[c] - f_prev[c])
-    _lu6_solve(a, piv, dq)
+    lu6_solve(a, piv, dq)
     for c in range(6):
         if not math.isfinite(dq[c, 0]):
             return False
@@ -147,7 +147,7 @@ def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iter
         if not (secant and _secant_start(qa, fa, fb, q_back, f_back, q0)):
             secant = False
             _tangent_start(qa, fa, fb, packed, q0)
-        q, st, _, n = _newton_kernel(packed, fb, q0, tol, max_iterations, sub_log)
+        q, st, _, n = newton_kernel(packed, fb, q0, tol, max_iterations, sub_log)
         its += n
         if st == CONVERGED and not _jumped(qa, q):
             qa = q
@@ -166,7 +166,7 @@ def _continue(packed, q_prev, f_prev, f, q_back, f_back, has_back, tol, max_iter
     if frac >= 1.0:
         return qa, CONVERGED, its
     zero = np.zeros(6)
-    q, st, _, _, n, _ = _solve_kernel_from(packed, f, qa, zero, tol, max_iterations, log_buf)
+    q, st, _, _, n, _ = solve_kernel_from(packed, f, qa, zero, tol, max_iterations, log_buf)
     return q, st, its + n
 
 
@@ -185,15 +185,15 @@ def _path_kernel(glob, lig, fac, pts, F, want, tol, max_iterations, with_sens, d
         sub_log = np.zeros((max_iterations, 2))
         lig_flags = np.empty(lig.shape[1], dtype=np.bool_)
         fac_flags = np.empty(fac.shape[1], dtype=np.bool_)
-        q, st, _, _, _, _ = _solve_kernel_from(packed, zero, zero, zero, tol, max_iterations,
+        q, st, _, _, _, _ = solve_kernel_from(packed, zero, zero, zero, tol, max_iterations,
                                                log_buf)
         q_u[i] = q
         st_u[i] = st
-        if st == CONVERGED and _beyond_limits(q, packed, lig_flags, fac_flags):
+        if st == CONVERGED and beyond_limits(q, packed, lig_flags, fac_flags):
             st_u[i] = CONVERGED_BEYOND_LIMITS
         if with_sens:
             if st == CONVERGED:
-                _, J = _residual_jacobian(q, zero, packed)
+                _, J = residual_jacobian(q, zero, packed)
                 _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
                                          dq_u[i])
             else:
@@ -211,7 +211,7 @@ def _path_kernel(glob, lig, fac, pts, F, want, tol, max_iterations, with_sens, d
             it_out[i, j] = its
             st_out[i, j] = st
             if st == CONVERGED:
-                if _beyond_limits(q, packed, lig_flags, fac_flags):
+                if beyond_limits(q, packed, lig_flags, fac_flags):
                     st_out[i, j] = CONVERGED_BEYOND_LIMITS
                 q_back = q_prev
                 f_back = f_prev
@@ -222,7 +222,7 @@ def _path_kernel(glob, lig, fac, pts, F, want, tol, max_iterations, with_sens, d
                 has_back = False
             if with_sens and want[j]:
                 if st == CONVERGED:
-                    _, J = _residual_jacobian(q, f, packed)
+                    _, J = residual_jacobian(q, f, packed)
                     _equilibrium_sensitivity(q, J, packed, dglob[i], dlig[i], dfac[i], touch,
                                              dq_out[i, j])
                 else:
@@ -238,7 +238,8 @@ class PathResult:
     q : ndarray (M, N, 6)
         Equilibria [mm, rad] (the last iterate where not converged; never NaN).
     status : ndarray of int (M, N)
-        Codes of :mod:`segment.solvers.equilibrium` (0 converged, 6 converged past a failure limit).
+        Codes of :class:`~segment.core.status.Status` (0 converged, 6 converged past a
+        failure limit).
     iterations : ndarray of int (M, N)
         Newton iterations of each point (continuation sub-steps included).
     q_unloaded : ndarray (M, 6)
@@ -259,7 +260,7 @@ class PathResult:
     @property
     def converged(self) -> np.ndarray:
         """(M, N): the point and the set's unloaded equilibrium converged numerically."""
-        ok = (CONVERGED, CONVERGED_BEYOND_LIMITS)
+        ok = CONVERGED_STATUSES
         return np.isin(self.status, ok) & np.isin(self.status_unloaded, ok)[:, None]
 
     @property
@@ -312,7 +313,7 @@ def solve_paths(model, F, *, space=None, P=None, want=None, sensitivities: bool 
     >>> bool(r.converged.all()), round(float(np.degrees(r.displacement[0, -1, 4])), 2)
     (True, 2.57)
     """
-    tol, max_iterations = _check_tolerances(tol, max_iterations)
+    tol, max_iterations = check_tolerances(tol, max_iterations)
     F = np.ascontiguousarray(np.asarray(F, dtype=float).reshape(-1, 6))
     if not np.all(np.isfinite(F)):
         raise ValueError("path loads must be finite")

@@ -20,8 +20,9 @@ At an equilibrium ``R(q*, p) = 0`` the implicit function theorem gives::
     packaged space) by **complex step** through :func:`segment.elements.ligament.trilinear`;
   - **facets**, gap, inclination (centres and normals of the packed row) and the blending
     constant C: **forward-mode dual numbers** through
-    :func:`segment.elements.facet_dual.contact_dual` (the solver's tangent kernel; ``_contact``
-    line for line; C enters as a dual scalar), five directions per evaluation, exact;
+    :func:`segment.elements.facet_dual.contact_dual` (the solver's tangent kernel;
+    ``end_face_contact`` line for line; C enters as a dual scalar), five directions per
+    evaluation, exact;
   - **facet radius**: the contact is homogeneous of degree 1 in the lengths, so with equal
     radii the radius derivative is ``((u, x) - D_c(u, x)[c]) / r``, one more dual slot along
     the centres, exact (:func:`_facets_dual`); unequal radii (not in the packaged space) fall
@@ -42,12 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.lu6 import lu6_factor, lu6_solve
 from segment.core.model import Segment
-from segment.core.newton import _lu6, _lu6_solve
-from segment.core.residual import _residual_jacobian
+from segment.core.residual import residual_jacobian
+from segment.elements.contact import end_face_contact
 from segment.elements.disc import DISC_LAW_WIDTH, DOF_NAMES, disc_restoring
 from segment.elements.dual import vscale
-from segment.elements.facet import _contact, _contact_force
+from segment.elements.facet import end_face_force
 from segment.elements.facet_dual import contact_dual, contact_force_dual
 from segment.elements.kinematics import add_point_force, pose_and_axes
 from segment.elements.ligament import trilinear
@@ -99,9 +101,9 @@ def _facet_q(Q, p, R, R0, h1, h2, h3, c1_c5, n1_c5, r1, c2, n2, r2, blend, law, 
     ``s_area`` the joint's contact scale (``F_SCALE``)."""
     c1 = add(p, mat_vec(R, c1_c5))
     n1 = mat_vec(R, n1_c5)
-    u, point, direction, _, _, _, _ = _contact(c1, n1, r1, c2, n2, r2, blend, law[3] > 0.5)
+    u, point, direction, _, _, _, _ = end_face_contact(c1, n1, r1, c2, n2, r2, blend, law[3] > 0.5)
     if u.real > 0.0:
-        mag, _ = _contact_force(u, law)
+        mag, _ = end_face_force(u, law)
         add_point_force(Q, point, scale(mag * s_area, direction), p, R0, h1, h2, h3)
 
 
@@ -119,7 +121,8 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
     (6, D) by forward-mode dual numbers (:func:`segment.elements.facet_dual.contact_dual`, exact),
     five directions per call. C rides in a slot of its own like the geometry (one contact
     evaluation per facet for all its directions; a complex step through
-    :func:`segment.elements.facet._contact` per direction and facet did the same work again).
+    :func:`segment.elements.contact.end_face_contact` per direction and facet did the same work
+    again).
 
     Radius: the contact (penetration, point) is homogeneous of degree 1 in the lengths (scale
     the C6 positions of both centres and both radii by s and it scales by s; normals, the
@@ -215,7 +218,7 @@ def _facets_dual(q, packed, dfac, touch, p, R, R0, h1, h2, h3, law, n_lig, out):
                 f = (fd[0][0], fd[1][0], fd[2][0])
                 pt = (pd[0][0], pd[1][0], pd[2][0])
                 arm = sub(pt, pr)
-                slope = _contact_force(ud[0] + 0j, law)[1] * s_area
+                slope = end_face_force(ud[0] + 0j, law)[1] * s_area
                 for s in range(ns):
                     d = items[start + s]
                     dfs = (fd[0][1 + s], fd[1][1 + s], fd[2][1 + s])
@@ -395,12 +398,12 @@ def _equilibrium_sensitivity(q, J, packed, dglob, dlig, dfac, touch, out):
 
     Returns False (and leaves NaN in ``out``) when J is singular.
     """
-    a, piv, ok = _lu6(J)
+    a, piv, ok = lu6_factor(J)
     if not ok:
         out[:, :] = np.nan
         return False
     _residual_parameter_derivative(q, packed, dglob, dlig, dfac, touch, out)
-    _lu6_solve(a, piv, out)     # one factorisation for all D columns
+    lu6_solve(a, piv, out)     # one factorisation for all D columns
     for k in range(6):
         for d in range(out.shape[1]):
             out[k, d] = -out[k, d]
@@ -504,7 +507,7 @@ def equilibrium_sensitivity(model, load: Load, *, space=None, p=None) -> Sensiti
         if not r.converged:
             raise ValueError(f"{key} equilibrium under {ld.name!r} did not converge "
                              f"({r.message}): no sensitivity")
-        _, J = _residual_jacobian(r.q, ld.as_array(), packed)
+        _, J = residual_jacobian(r.q, ld.as_array(), packed)
         d = np.empty((6, space.dim))
         if not _equilibrium_sensitivity(np.array(r.q), J, packed, dg, dl, df,
                                         touch_flags(dg, dl, df), d):

@@ -31,7 +31,7 @@ Degenerate studies (issue 21) are refused or marked, never reported as results:
   converged outputs (the Saltelli design needs every row; a warning says how many and why);
   when every set failed, more than :data:`~segment.studies.failures.MAX_FAILED_FRACTION`
   failed, or the failures concentrate in one region of the space, the study returns
-  ``status`` ``"refused"`` with the reason and no indices (all NaN).
+  ``status`` ``Status.REFUSED`` with the reason and no indices (all NaN).
 
 Needs the ``study`` extra (SALib): ``pip install "c5c6-segment[study]"``.
 """
@@ -51,6 +51,7 @@ import segment._checks as _checks
 from segment._checks import check_count, check_memory, check_seed
 from segment.core.model import Segment
 from segment.core.published import LOAD_CASES
+from segment.core.status import Status
 from segment.elements.disc import DOF_NAMES
 from segment.studies.failures import MAX_FAILED_FRACTION, FailureSummary, summarise_failures
 from segment.studies.sets import bytes_per_set, solve_sets
@@ -193,9 +194,10 @@ class SobolResult:
     conf_level : float
     samples : SetsResult or None
         The solved sets (``keep_samples=True``).
-    status : str
-        ``"ok"``, or ``"refused"`` when the failed evaluations make indices meaningless (then
-        every index is NaN and ``message`` says why).
+    status : Status
+        ``COMPLETED``, or ``REFUSED`` when the failed evaluations make indices meaningless
+        (then every index is NaN and ``message`` says why);
+        :class:`~segment.core.status.Status`.
     message : str
         How many evaluations failed and why (empty when none did).
     failures : FailureSummary or None
@@ -208,14 +210,14 @@ class SobolResult:
     elapsed: float
     conf_level: float
     samples: object = None
-    status: str = "ok"
+    status: Status = Status.COMPLETED
     message: str = ""
     failures: FailureSummary | None = None
 
     @property
     def refused(self) -> bool:
         """True when the failed evaluations make the indices meaningless (module doc)."""
-        return self.status == "refused"
+        return self.status == Status.REFUSED
 
     def out_of_range(self, tol: float = INDEX_RANGE_TOL) -> pd.DataFrame:
         """Rows of :attr:`indices` whose S1 or ST lies more than ``tol`` outside [0, 1]."""
@@ -303,7 +305,7 @@ def sobol_study(model: Segment, *, space=None, cases=None, n: int = DEFAULT_EVAL
     Returns
     -------
     SobolResult
-        With ``status`` ``"refused"`` (and NaN indices) when the failed evaluations make the
+        With ``status`` ``Status.REFUSED`` (and NaN indices) when the failed evaluations make the
         indices meaningless (module doc).
 
     Raises
@@ -338,13 +340,13 @@ def sobol_study(model: Segment, *, space=None, cases=None, n: int = DEFAULT_EVAL
     failures = summarise_failures(U, ok, names=space.names, status=res.status,
                                   status_unloaded=res.status_unloaded,
                                   case_names=list(cases))
-    status, message = "ok", failures.describe()
+    status, message = Status.COMPLETED, failures.describe()
     if n_failed and failures.acceptable:
         warnings.warn(f"Sobol study: {message}; their outputs are replaced by the mean of the "
                       "converged ones", RuntimeWarning, stacklevel=2)
         Y[~ok] = Y[ok].mean(axis=0)
     elif n_failed:
-        status = "refused"
+        status = Status.REFUSED
         if failures.n_failed == failures.n_sets:
             message += ": no indices can be computed"
         elif failures.concentrated:
@@ -356,9 +358,9 @@ def sobol_study(model: Segment, *, space=None, cases=None, n: int = DEFAULT_EVAL
     rows = []
     for k, (out_name, case, quantity, unit) in enumerate(meta):
         y = Y[:, k]
-        constant = (status == "ok"
+        constant = (status == Status.COMPLETED
                     and not np.ptp(y) > 1e-12 * max(1.0, float(np.abs(y).max())))
-        if status != "ok" or constant:
+        if status != Status.COMPLETED or constant:
             s = {key: np.full(space.dim, np.nan) for key in ("S1", "S1_conf", "ST", "ST_conf")}
         else:
             s = analyze_sobol(y, space.dim, num_resamples=num_resamples,

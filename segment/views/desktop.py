@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from segment._extras import require
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import EquilibriumResult
 from segment.core.published import LOAD_CASES
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve

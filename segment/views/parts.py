@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment, SegmentState
-from segment.core.newton import EquilibriumResult
 from segment.elements.disc import DOF_NAMES
 from segment.views.anatomy import resolve_geometry
 from segment.views.geometry import (

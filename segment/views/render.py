@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from segment._extras import require
-from segment.core.newton import EquilibriumResult
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.views.anatomy import resolve_geometry
 from segment.views.parts import _title, check_magnify, magnify_text
 from segment.views.scene import Scene, SceneTemplate, build_scene

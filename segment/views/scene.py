@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from segment._extras import require
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import SegmentState
-from segment.core.newton import EquilibriumResult
 from segment.elements.kinematics import pose
 from segment.views.geometry import (
     _loft_faces,

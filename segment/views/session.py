@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
-from segment.core.newton import EquilibriumResult
 from segment.core.published import LOAD_CASES
 from segment.core.states import INTACT, ClinicalState, apply_states, load_states
 from segment.elements.disc import DOF_NAMES

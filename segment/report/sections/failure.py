@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from segment.core.status import Status
 from segment.core.validity import BEYOND_LIMIT, load_validity_limits
 from segment.elements.loads import Load
 from segment.report.document import NOT_AVAILABLE
@@ -136,7 +137,7 @@ def panel_title(name: str, r) -> str:
     if r.limit is not None:
         b = r.limit.bound
         end = (f"limit {b.value:g} {b.unit}" if b is not None else "limit: no ligament taut")
-    elif r.status == 1:
+    elif r.status == Status.NO_EQUILIBRIUM:
         end = "no equilibrium"
     else:
         end = "end of ramp"

@@ -17,7 +17,10 @@ Fritzkowski and Walczak (2014) and the Lie-Stormer-Verlet integrator; one concep
 * :mod:`~segment.solvers.dynamics.radau`: their integration with scipy's ``solve_ivp``
   (Radau by default), with ligament rupture as events;
 * :mod:`~segment.solvers.dynamics.lsv`: the Lie-Stormer-Verlet integrator (rotation on SO(3),
-  exact momentum), explicit and implicit, and :func:`free_rigid_body`;
+  exact momentum), explicit and implicit: one step and the run; its free rotation and
+  :func:`free_rigid_body` in :mod:`~segment.solvers.dynamics.lsv_rotation`, the rotation-group
+  maths in :mod:`~segment.solvers.dynamics.so3`, its state and the coupling to the joint
+  coordinates in :mod:`~segment.solvers.dynamics.lsv_state`;
 * :mod:`~segment.solvers.dynamics.energy`: the kinetic energy-work bookkeeping, eq. (D2), and
   e_R of eq. (55);
 * :mod:`~segment.solvers.dynamics.result`: :class:`SimulationResult`;
@@ -63,7 +66,8 @@ from segment.solvers.dynamics.forces import (
     _re,
     _trilinear_energy,
 )
-from segment.solvers.dynamics.lsv import DEFAULT_DT, LSV_VARIANTS, MAX_STEPS, free_rigid_body
+from segment.solvers.dynamics.lsv import DEFAULT_DT, LSV_VARIANTS, MAX_STEPS
+from segment.solvers.dynamics.lsv_rotation import free_rigid_body
 from segment.solvers.dynamics.plots import plot_simulation
 from segment.solvers.dynamics.radau import _report_time
 from segment.solvers.dynamics.relax import _SCALE, RELAX_TOL, RelaxationResult, relax

@@ -15,7 +15,8 @@ from scipy.integrate import solve_ivp
 
 from segment._extras import require
 from segment.core.io import load_parameters
-from segment.elements.facet import ContactLaw, _contact, _contact_force
+from segment.elements.contact import end_face_contact
+from segment.elements.facet import ContactLaw, end_face_force
 from segment.elements.vec import cross, sub
 from segment.jit import njit
 from segment.solvers.dynamics.bodies import KG_TO_T
@@ -58,9 +59,9 @@ def _disc_plane_rhs(y, m, inertia, radius, blend, law, damping, grav, plane_radi
     n1 = (-np.sin(thc) + 0j, 0j, -np.cos(thc) + 0j)  # face points down (tilt about y)
     c2 = (x + 0j, 0j, 0j)  # plane patch centred below the disc: the disc stays inside it
     n2 = (0j, 0j, 1.0 + 0j)
-    u, point, direction, _, _, weight, sin_a = _contact(c1, n1, radius, c2, n2,
+    u, point, direction, _, _, weight, sin_a = end_face_contact(c1, n1, radius, c2, n2,
                                                          plane_radius, blend, law[3] > 0.5)
-    f_el, _ = _contact_force(u, law)
+    f_el, _ = end_face_force(u, law)
     rate = u.imag / h
     total = 0.0
     if u.real > 0.0:
@@ -91,19 +92,18 @@ def disc_plane_drop(*, radius: float = 5.0, thickness: float = 2.0,
 
     A uniform disc (radius, thickness [mm], mass [kg]; default the C5 mass of Table 1, the
     paper gives no values for this example) is released at rest with its face tilted by
-    ``tilt_deg`` and its lowest rim point ``height`` [mm] above the plane z = 0, under
-    gravity. Motion in the x-z plane (x, z of the centre, tilt about y). The contact is
-    :func:`segment.elements.facet._contact` between the disc's end face and a plane patch (a disc of
-    radius 100 r0 centred below the disc, so the disc always lies within it: the flat contact
-    point M is the disc centre and r = r0 (1 - exp(-C sin alpha))), with the facet contact law
-    and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc may slide, but
-    nothing pushes it sideways: the force is along the plane's normal (the edge rests on the
-    plane's face, :mod:`segment.elements.facet` item 8), and x stays 0 (with the former bisector
-    line of action it drifted to 8.7 mm by t = 1 s). The paper's claim: "the motion
-    asymptotically approaches fully flat contact with the virtual contact point at the circle
-    center", i.e. r/r0 -> 0 and sin alpha -> 0. Near flat the rocking is only lightly damped
-    (the virtual point, where du/dt is taken, approaches the centre), so the approach is slow:
-    r/r0 < 0.1 after 0.3 s, about 0.01 after 1 s.
+    ``tilt_deg`` and its lowest rim point ``height`` [mm] above the plane z = 0, under gravity.
+    Motion in the x-z plane (x, z of the centre, tilt about y). The contact is
+    :func:`segment.elements.contact.end_face_contact` between the disc's end face and a plane patch
+    (a disc of radius 100 r0 centred below the disc, so the disc always lies within it: the flat
+    contact point M is the disc centre and r = r0 (1 - exp(-C sin alpha))), with the facet contact
+    law and damping ``damping`` [N s/mm] on du/dt; frictionless, so the disc may slide, but nothing
+    pushes it sideways: the force is along the plane's normal (the edge rests on the plane's face,
+    :mod:`segment.elements.facet` item 8), and x stays 0 (with the former bisector line of action it
+    drifted to 8.7 mm by t = 1 s). The paper's claim: "the motion asymptotically approaches fully
+    flat contact with the virtual contact point at the circle center", i.e. r/r0 -> 0 and sin alpha
+    -> 0. Near flat the rocking is only lightly damped (the virtual point, where du/dt is taken,
+    approaches the centre), so the approach is slow: r/r0 < 0.1 after 0.3 s, about 0.01 after 1 s.
 
     ``mass_kg`` defaults to C5's mass and ``law`` to the facet contact law, both from the
     packaged data (Table 1 and the paper's law).

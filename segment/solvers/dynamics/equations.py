@@ -47,8 +47,8 @@ import numpy as np
 
 from segment.core.io import BodyInertia, load_parameters
 from segment.core.model import Segment
-from segment.core.residual import _residual, _residual_jacobian
-from segment.elements.tangent import _axes
+from segment.core.residual import residual_jacobian, residual_real
+from segment.elements.tangent import joint_axes
 from segment.jit import njit
 from segment.solvers.dynamics.base import _base_acceleration
 from segment.solvers.dynamics.bodies import B_G, B_I, B_M, Payload, _body_array
@@ -76,7 +76,7 @@ def _rigid_body(q, qd, r0, body):
     R0t = ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
            (r0[2, 0], r0[2, 1], r0[2, 2]))
     # R (row tuples) and the joint axes (segment.elements.tangent)
-    Rt, _, ht = _axes(q, R0t)
+    Rt, _, ht = joint_axes(q, R0t)
     R0 = np.ascontiguousarray(r0)
     R = np.empty((3, 3))
     H = np.empty((3, 3))
@@ -109,7 +109,7 @@ def _static_force(q, load, packed, Q, elements):
     (the kernel Newton iterates on) with the elements, else the load alone (row 4 of ``Q``,
     from :func:`~segment.solvers.dynamics.forces._element_forces`)."""
     if elements:
-        return _residual(q, load, packed)
+        return residual_real(q, load, packed)
     return Q[4].copy()
 
 
@@ -178,7 +178,7 @@ def _jac(t, y, load, params, packed, disc_b, lig_b, fac_b, body, elements, energ
     qd = y[6:12].copy()
     ny = y.shape[0]
     if elements:
-        _, K = _residual_jacobian(q, load, packed)
+        _, K = residual_jacobian(q, load, packed)
     else:
         K = np.zeros((6, 6))
     C = _damping_matrix(q, load, params, disc_b, lig_b, fac_b, elements)

@@ -31,7 +31,7 @@ import numpy as np
 
 from segment.core.model import Segment
 from segment.elements.disc import add_disc_force, disc_energy
-from segment.elements.facet import _facet_state
+from segment.elements.facet import facet_state
 from segment.elements.kinematics import add_load, add_point_force, pose_and_axes
 from segment.elements.ligament import ligament_state
 from segment.elements.loads import Load
@@ -137,7 +137,7 @@ def _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, clip, Q
                 add_point_force(Qc[3], ar, scale((total - f_el) / ln, d), pr, R0, h1r, h2r,
                                  h3r)
         for i in range(fac_r1.shape[0]):
-            st = _facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
+            st = facet_state(i, p, R, fac_c1, fac_n1, fac_r1, fac_c2, fac_n2, fac_r2,
                               fac_blend, law)
             u = st[0]
             rate = u.imag / RATE_STEP

@@ -2,39 +2,12 @@
 
 The seed (Applied Mechanics Lab, *Lie-Stormer-Verlet integration of rigid-body motion*, web
 page; SOURCES.md section 1, ``LSV``) integrates a rigid body ``x = Q X + c`` with the rotation
-``Q`` kept on SO(3): the rotation is only ever multiplied by exponentials of the angular
-velocity, so ``Q^T Q = 1`` holds to rounding, and the angular momentum is transported exactly,
-so it is conserved exactly without torque. Its implicit algorithm, in its notation (``J`` the
-inertia tensor, ``*w`` the skew matrix of ``w``)::
-
-    w_{n+1/2} = 1/2 (J^-1 e^{dt *w_{n+1/2}} J w_n + w_n)          (implicit: solved for w)
-    Q_{n+1}   = Q_n e^{-dt *w_{n+1/2}}
-    w_{n+1}   = J^-1 e^{dt *w_{n+1/2}} J w_n
-
-We read the first line with the parenthesis its 1/2 implies (``w_{n+1/2}`` the mean of
-``w_n`` and ``w_{n+1}``; as printed, without it, the method would not reduce to the identity
-for dt -> 0) and write it in the body frame with ``R = Q`` (C5 -> C6), body angular momentum
-``Pi = J W`` and ``F = e^{dt [W]x}`` (the seed's sign of the exponent follows from its
-``*w = Q^T dQ/dt`` with the opposite orientation of the skew matrix)::
-
-    W = 1/2 (J^-1 Pi_n + J^-1 F(W)^T Pi_n),   R_{n+1} = R_n F(W),   Pi_{n+1} = F(W)^T Pi_n
-
-``F^T`` maps ``Pi_n`` to ``Pi_{n+1}``, so the spatial angular momentum ``R Pi`` does not change
-at all (``R_{n+1} Pi_{n+1} = R_n F F^T Pi_n``) and ``|Pi|`` neither. With ``W`` the midpoint
-of ``J^-1 Pi_n`` and ``J^-1 Pi_{n+1}`` the kinetic energy is conserved exactly too:
-``E_{n+1} - E_n = (Pi_{n+1} - Pi_n) . W = Pi_n . (F(W) - 1) W = 0`` (a rotation about ``W``
-leaves ``W`` unchanged). We solve for ``W`` by fixed-point iteration to rounding
-(:data:`ROTATION_TOL`).
-
-The seed names an explicit version, cheaper and "not conserving the energy as well", without
-its equations. Ours: the free rotation over the step is the symmetric composition of the exact
-flows of the three parts ``Pi_i^2 / (2 J_i)`` of the kinetic energy in the principal frame
-(the splitting of McLachlan 1993 and Dullweber, Leimkuhler and McLachlan 1997):
-``X(dt/2) Y(dt/2) Z(dt) Y(dt/2) X(dt/2)``, each a rotation about one principal axis by
-``tau Pi_i / J_i`` of the seed's form (``R <- R F``, ``Pi <- F^T Pi``). Explicit, second order,
-time-symmetric and symplectic: momentum exact, ``Q^T Q = 1`` to rounding, energy error
-bounded (it oscillates, it does not drift). (SOURCES.md section 1: ``McLachlan1993``,
-``DLM1997``.)
+``Q`` kept on SO(3). One concept: the integrator, one step (kick - drift - kick with the
+implicit damping below) and the run on a fixed grid with rupture events. Its pieces: the free
+rotation over a step, implicit (the seed's midpoint update, energy and momentum exact) or
+explicit (the splitting below), is :mod:`segment.solvers.dynamics.lsv_rotation`; the
+rotation-group maths :mod:`segment.solvers.dynamics.so3`; the state vector, its coupling to
+the joint coordinates and the forces of a state :mod:`segment.solvers.dynamics.lsv_state`.
 
 Forces: Stormer-Verlet around the rotation (kick - drift - kick), the translation of the centre
 of gravity ``c`` with its velocity ``v``::
@@ -93,22 +66,48 @@ import math
 
 import numpy as np
 
-from segment.elements.tangent import _axes
+from segment.core.status import Status
 from segment.jit import njit
-from segment.solvers.dynamics.base import _base_acceleration
-from segment.solvers.dynamics.bodies import B_G, B_I, B_M
 from segment.solvers.dynamics.equations import _damping_matrix, _rigid_body, _static_force
 from segment.solvers.dynamics.forces import _element_forces
-from segment.solvers.ramp import _max_ratio
+from segment.solvers.dynamics.lsv_rotation import OK, _rotate
+from segment.solvers.dynamics.lsv_state import (
+    RB_G,
+    RB_LAM,
+    RB_M,
+    RB_P,
+    S_AB,
+    S_C,
+    S_F,
+    S_NEVAL,
+    S_NEWC,
+    S_PI,
+    S_Q,
+    S_QD,
+    S_R,
+    S_ROWS,
+    S_TAU,
+    S_V,
+    S_VEL,
+    S_W,
+    S_WIDTH,
+    _evaluate,
+    _field,
+    _joint,
+    _kinetic,
+    _principal_body,
+    _set_forces,
+    _set_pose,
+    _set_rates,
+    _set_velocities,
+)
+from segment.solvers.ramp_kernel import _max_ratio
 
-__all__ = ["LSV_VARIANTS", "free_rigid_body"]
+__all__ = ["DEFAULT_DT", "LSV_VARIANTS", "MAX_STEPS", "lsv_steps"]
 
 LSV_VARIANTS = ("lsv", "lsv-implicit", "lsv-explicit")
 """``method`` names of :func:`segment.simulate` for this integrator (``lsv`` is the implicit
 variant, the seed's equations)."""
-ROTATION_TOL = 4.0 * np.finfo(float).eps
-"""Fixed-point tolerance of the implicit rotation update (relative to |W|)."""
-ROTATION_MAX_ITER = 100
 DAMPING_TOL = 1e-13
 """Newton tolerance of the implicit last kick (relative to 1 + max |dq/dt|)."""
 DAMPING_MAX_ITER = 30
@@ -116,312 +115,12 @@ DAMPING_REFRESH = 20
 """Steps between recomputing the damping matrix (it changes with the pose only; a stale one
 only slows the Newton iteration, it does not change the result)."""
 
-# status of a step or a run
-OK, ROTATION_FAILED, DAMPING_FAILED, NOT_FINITE, EVENT = 0, 1, 2, 3, 10
-STATUS_MESSAGES = {
-    ROTATION_FAILED: "the implicit rotation update did not converge: the step is too large for "
-                     "the angular velocity",
-    DAMPING_FAILED: "the implicit damping update did not converge",
-    NOT_FINITE: "the state became infinite or NaN: the step is too large for the stiffness "
-                "(explicit elastic forces are unstable beyond dt ~ 2 / omega_max)",
-}
-
-# layout of the state vector
-S_C, S_V, S_R, S_PI, S_Q, S_QD, S_W = 0, 3, 6, 15, 18, 24, 30
-S_F, S_TAU, S_ROWS, S_AB, S_VEL, S_NEWC, S_NEVAL = 34, 37, 40, 70, 73, 74, 75
-S_WIDTH = 76
-# layout of the body constants: mass, centre of gravity (C5), principal axes (C5, columns,
-# row-major), principal moments
-RB_M, RB_G, RB_P, RB_LAM, RB_WIDTH = 0, 1, 4, 13, 16
-
-
-# ---------------------------------------------------------------- rotations
-@njit
-def _exp_skew(w, h):
-    """exp(h [w]x) (3, 3) by Rodrigues' formula (series below theta = 1e-4)."""
-    th2 = (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h * h
-    if th2 < 1e-8:
-        a = 1.0 - th2 / 6.0 + th2 * th2 / 120.0
-        b = 0.5 - th2 / 24.0 + th2 * th2 / 720.0
-    else:
-        th = math.sqrt(th2)
-        a = math.sin(th) / th
-        b = (1.0 - math.cos(th)) / th2
-    k0, k1, k2 = h * w[0], h * w[1], h * w[2]
-    K = np.array([[0.0, -k2, k1], [k2, 0.0, -k0], [-k1, k0, 0.0]])
-    return np.eye(3) + a * K + b * (K @ K)
-
-
-@njit
-def _axis_rotation(i, th):
-    """Rotation by ``th`` about the coordinate axis ``i``."""
-    c, s = math.cos(th), math.sin(th)
-    F = np.eye(3)
-    j, k = (i + 1) % 3, (i + 2) % 3
-    F[j, j] = c
-    F[k, k] = c
-    F[j, k] = -s
-    F[k, j] = s
-    return F
-
-
-@njit
-def _rotate_explicit(R, Pi, lam, h):
-    """Free rotation over ``h``: X(h/2) Y(h/2) Z(h) Y(h/2) X(h/2), principal frame."""
-    for i, tau in ((0, 0.5 * h), (1, 0.5 * h), (2, h), (1, 0.5 * h), (0, 0.5 * h)):
-        F = _axis_rotation(i, tau * Pi[i] / lam[i])
-        R = R @ F
-        Pi = F.T @ Pi
-    return R, Pi, OK
-
-
-@njit
-def _rotate_implicit(R, Pi, lam, h):
-    """Free rotation over ``h``: the seed's implicit midpoint update (module docstring)."""
-    W0 = Pi / lam
-    W = W0.copy()
-    status = ROTATION_FAILED
-    for _ in range(ROTATION_MAX_ITER):
-        F = _exp_skew(W, h)
-        W_new = 0.5 * (W0 + (F.T @ Pi) / lam)
-        change = np.max(np.abs(W_new - W))
-        W = W_new
-        if change <= ROTATION_TOL * (np.max(np.abs(W)) + 1e-300):
-            status = OK
-            break
-    F = _exp_skew(W, h)
-    return R @ F, F.T @ Pi, status
-
-
-@njit
-def _rotate(R, Pi, lam, h, implicit):
-    if implicit:
-        return _rotate_implicit(R, Pi, lam, h)
-    return _rotate_explicit(R, Pi, lam, h)
-
-
-# ---------------------------------------------------------------- free rigid body
-@njit
-def _free_body(lam, R, Pi, h, n, implicit, stride):
-    """``n`` steps of the free rotation; every ``stride`` steps the kinetic energy, the spatial
-    angular momentum R Pi and ``max |R^T R - 1|``."""
-    m = n // stride + 1
-    E = np.empty(m)
-    L = np.empty((m, 3))
-    orth = np.empty(m)
-    status = OK
-    j = 0
-    for k in range(n + 1):
-        if k % stride == 0:
-            E[j] = 0.5 * np.sum(Pi * Pi / lam)
-            L[j] = R @ Pi
-            orth[j] = np.max(np.abs(R.T @ R - np.eye(3)))
-            j += 1
-        if k == n:
-            break
-        R, Pi, st = _rotate(R, Pi, lam, h, implicit)
-        if st != OK:
-            status = st
-    return E[:j], L[:j], orth[:j], R, Pi, status
-
-
-def free_rigid_body(inertia, omega0, *, dt: float, n_steps: int, variant: str = "implicit",
-                    R0=None, stride: int = 1) -> dict:
-    """A torque-free rigid body integrated by LSV (the seed's test case).
-
-    Parameters
-    ----------
-    inertia : array_like, shape (3,)
-        Principal moments of inertia [any consistent unit], > 0.
-    omega0 : array_like, shape (3,)
-        Initial angular velocity in the principal (body) frame [rad/s].
-    dt : float
-        Step [s].
-    n_steps : int
-        Number of steps.
-    variant : {"implicit", "explicit"}
-    R0 : array_like, shape (3, 3), optional
-        Initial rotation (default the identity).
-    stride : int
-        Record every ``stride`` steps.
-
-    Returns
-    -------
-    dict
-        ``t`` [s], ``energy`` (kinetic), ``angular_momentum`` (spatial, (m, 3)),
-        ``orthogonality`` (``max |R^T R - 1|`` per record), ``R`` and ``Pi`` at the end,
-        ``success``.
-    """
-    lam = np.array(inertia, dtype=float)
-    w0 = np.array(omega0, dtype=float)
-    if lam.shape != (3,) or not np.all(np.isfinite(lam)) or not np.all(lam > 0):
-        raise ValueError(f"inertia must be 3 finite numbers > 0, got {inertia!r}")
-    if w0.shape != (3,) or not np.all(np.isfinite(w0)):
-        raise ValueError(f"omega0 must be 3 finite numbers [rad/s], got {omega0!r}")
-    if variant not in ("implicit", "explicit"):
-        raise ValueError(f"variant must be 'implicit' or 'explicit', got {variant!r}")
-    if not (np.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt must be a finite number > 0 [s], got {dt!r}")
-    if int(n_steps) < 1 or int(stride) < 1:
-        raise ValueError(f"n_steps and stride must be >= 1, got {n_steps!r}, {stride!r}")
-    R = np.eye(3) if R0 is None else np.array(R0, dtype=float)
-    E, L, orth, R_end, Pi_end, status = _free_body(lam, R, lam * w0, float(dt), int(n_steps),
-                                                   variant == "implicit", int(stride))
-    return {"t": np.arange(len(E)) * float(dt) * int(stride), "energy": E,
-            "angular_momentum": L, "orthogonality": orth, "R": R_end, "Pi": Pi_end,
-            "success": status == OK}
-
-
-# ---------------------------------------------------------------- body and joint
-def _principal_body(body) -> np.ndarray:
-    """Body constants of this module from the 13-array of
-    :func:`~segment.solvers.dynamics.bodies._body_array`: mass, centre of gravity, principal
-    axes (columns, C5 frame, right-handed) and moments."""
-    tensor = body[B_I:B_I + 9].reshape(3, 3)
-    lam, P = np.linalg.eigh(0.5 * (tensor + tensor.T))
-    if np.linalg.det(P) < 0:
-        P[:, 2] = -P[:, 2]
-    rb = np.empty(RB_WIDTH)
-    rb[RB_M] = body[B_M]
-    rb[RB_G:RB_G + 3] = body[B_G:B_G + 3]
-    rb[RB_P:RB_P + 9] = P.ravel()
-    rb[RB_LAM:RB_LAM + 3] = lam
-    return rb
-
-
-@njit
-def _r0_tuple(r0):
-    return ((r0[0, 0], r0[0, 1], r0[0, 2]), (r0[1, 0], r0[1, 1], r0[1, 2]),
-            (r0[2, 0], r0[2, 1], r0[2, 2]))
-
-
-@njit
-def _wrap_near(x, ref):
-    return x + 2.0 * math.pi * math.floor((ref - x) / (2.0 * math.pi) + 0.5)
-
-
-@njit
-def _cardan_near(Rrel, prev):
-    """(a, b, c) with Rrel = Rx(a) Ry(b) Rz(c), of the two branches and 2 pi shifts the one
-    nearest ``prev`` (3,)."""
-    b1 = math.asin(min(1.0, max(-1.0, Rrel[0, 2])))
-    a1 = math.atan2(-Rrel[1, 2], Rrel[2, 2])
-    c1 = math.atan2(-Rrel[0, 1], Rrel[0, 0])
-    best = np.empty(3)
-    dist = np.inf
-    for branch in range(2):
-        a, b, c = (a1, b1, c1) if branch == 0 else (a1 + math.pi, math.pi - b1, c1 + math.pi)
-        a, b, c = _wrap_near(a, prev[0]), _wrap_near(b, prev[1]), _wrap_near(c, prev[2])
-        d = (a - prev[0]) ** 2 + (b - prev[1]) ** 2 + (c - prev[2]) ** 2
-        if d < dist:
-            dist = d
-            best[0], best[1], best[2] = a, b, c
-    return best
-
-
-@njit
-def _c5_rotation(s, rb):
-    R = np.ascontiguousarray(s[S_R:S_R + 9]).reshape((3, 3))
-    P = np.ascontiguousarray(rb[RB_P:RB_P + 9]).reshape((3, 3))
-    return R, R @ P.T
-
-
-@njit
-def _set_pose(s, rb, s0, r0):
-    """q (continuous) from the centre of gravity and the rotation."""
-    _, Rc5 = _c5_rotation(s, rb)
-    R0 = np.ascontiguousarray(r0)
-    ang = _cardan_near(R0.T @ Rc5, s[S_Q + 3:S_Q + 6])
-    r = Rc5 @ rb[RB_G:RB_G + 3]
-    t = R0.T @ (s[S_C:S_C + 3] - r - s0)
-    s[S_Q:S_Q + 3] = t
-    s[S_Q + 3:S_Q + 6] = ang
-
-
-@njit
-def _joint(s, rb, r0):
-    """Joint axes H (3, 3, columns), arm r = R g (3,) and omega (3,) in C6 at the state."""
-    q = s[S_Q:S_Q + 6]
-    _, _, ht = _axes(q, _r0_tuple(r0))
-    H = np.empty((3, 3))
-    for i in range(3):
-        for k in range(3):
-            H[i, k] = ht[k][i]
-    Rp, Rc5 = _c5_rotation(s, rb)
-    r = Rc5 @ rb[RB_G:RB_G + 3]
-    omega = Rp @ (s[S_PI:S_PI + 3] / rb[RB_LAM:RB_LAM + 3])
-    return H, r, omega
-
-
-@njit
-def _set_rates(s, rb, r0):
-    """dq/dt from v and Pi."""
-    H, r, omega = _joint(s, rb, r0)
-    R0 = np.ascontiguousarray(r0)
-    v = s[S_V:S_V + 3]
-    pdot = v - np.cross(omega, r)
-    s[S_QD:S_QD + 3] = R0.T @ pdot
-    s[S_QD + 3:S_QD + 6] = np.linalg.solve(H, omega)
-
-
-@njit
-def _set_velocities(s, qd, rb, r0):
-    """v and Pi from dq/dt (and dq/dt itself)."""
-    H, r, _ = _joint(s, rb, r0)
-    R0 = np.ascontiguousarray(r0)
-    omega = H @ qd[3:]
-    s[S_V:S_V + 3] = R0 @ qd[:3] + np.cross(omega, r)
-    Rp, _ = _c5_rotation(s, rb)
-    s[S_PI:S_PI + 3] = rb[RB_LAM:RB_LAM + 3] * (Rp.T @ omega)
-    s[S_QD:S_QD + 6] = qd
-
-
-# ---------------------------------------------------------------- forces
-@njit
-def _field(t, rb, grav, base_t, base_a):
-    """Gravity and transport inertia force at the centre of gravity [N]; a_b(t)."""
-    a_b = _base_acceleration(t, base_t, base_a)
-    f = -rb[RB_M] * a_b
-    f[2] -= rb[RB_M] * grav
-    return f, a_b
-
-
-@njit
-def _set_forces(s, Qgen, t, rb, grav, base_t, base_a, r0):
-    """Resultant force F (C6) and moment about the centre of gravity tau (principal frame)
-    of the generalized force ``Qgen`` plus the fields: ``(F, M_G) = J^-T Q``."""
-    R0 = np.ascontiguousarray(r0)
-    H, r, _ = _joint(s, rb, r0)
-    F = R0 @ Qgen[:3]
-    M_p = np.zeros(3)
-    if np.any(Qgen[3:] != 0.0):
-        M_p = np.linalg.solve(H.T, Qgen[3:])       # moment about the C5 origin
-    M_G = M_p - np.cross(r, F)
-    f, a_b = _field(t, rb, grav, base_t, base_a)
-    Rp, _ = _c5_rotation(s, rb)
-    s[S_F:S_F + 3] = F + f
-    s[S_TAU:S_TAU + 3] = Rp.T @ M_G
-    s[S_AB:S_AB + 3] = a_b
-
-
-@njit
-def _evaluate(s, t, load, params, packed, disc_b, lig_b, fac_b, rb, grav, elements, base_t,
-              base_a):
-    """Element rows, elastic energy and the forces of the state ``s`` at time ``t``."""
-    n = params[6].shape[0]
-    mfac = params[11].shape[0]
-    Q = np.empty((5, 6))
-    lig = np.empty((n, 4))
-    fac = np.empty((mfac, 4))
-    q = s[S_Q:S_Q + 6].copy()
-    qd = s[S_QD:S_QD + 6].copy()
-    v_el, _ = _element_forces(q, qd, load, params, disc_b, lig_b, fac_b, elements, True, Q, lig,
-                              fac)
-    Qgen = _static_force(q, load, packed, Q, elements) + Q[3]
-    _set_forces(s, Qgen, t, rb, grav, base_t, base_a, params[1])
-    s[S_ROWS:S_ROWS + 30] = Q.ravel()
-    s[S_VEL] = v_el
-    s[S_NEVAL] += 1.0
+# The outcome of a step or a run, as plain integers for the kernels: OK (lsv_rotation), the
+# codes of Status (segment.core.status) for a failure, and EVENT (internal, never a result: the
+# run stopped before a step that brings a strip to eps_max)
+DAMPING_FAILED = int(Status.DAMPING_FAILED)
+NOT_FINITE = int(Status.STATE_NOT_FINITE)
+EVENT = -1
 
 
 # ---------------------------------------------------------------- one step
@@ -525,13 +224,6 @@ def _step(s, t, h, load_new, params, packed, disc_b, lig_b, fac_b, body, rb, gra
     if not np.all(np.isfinite(s)):
         return NOT_FINITE
     return OK
-
-
-@njit
-def _kinetic(s, rb):
-    v = s[S_V:S_V + 3]
-    Pi = s[S_PI:S_PI + 3]
-    return 0.5 * rb[RB_M] * np.dot(v, v) + 0.5 * np.sum(Pi * Pi / rb[RB_LAM:RB_LAM + 3])
 
 
 @njit
@@ -684,7 +376,7 @@ def _integrate_lsv(model, load_fn, q0, qd0, t_end, t_eval, dt, damping, body, gr
                 continue
             k, t_cur = k_reached, k_reached * h
             if status != EVENT:
-                success, message = False, (f"{STATUS_MESSAGES[status]} (step {h:.3g} s, at "
+                success, message = False, (f"{Status(status).text} (step {h:.3g} s, at "
                                            f"t = {t_cur:.6g} s)")
                 break
             prev = s.copy()
@@ -694,7 +386,7 @@ def _integrate_lsv(model, load_fn, q0, qd0, t_end, t_eval, dt, damping, body, gr
             step = (k + 1) * h - t_cur
             status = one_step(s, t_cur, step)
             if status != OK:
-                success, message = False, (f"{STATUS_MESSAGES[status]} (at t = {t_cur:.6g} s)")
+                success, message = False, (f"{Status(status).text} (at t = {t_cur:.6g} s)")
                 break
             if watch and ratio(s)[0] >= 1.0:
                 t_e, s = locate(prev, t_cur, step)

@@ -51,7 +51,7 @@ def _report_time(t: float, t_end: float, wall: list, progress) -> None:
 
 def _released_energy(current, y_e, i_break) -> float:
     """Elastic energy [N mm] strip ``i_break`` of ``current`` holds at the state ``y_e``."""
-    from segment.solvers.ramp import _max_ratio
+    from segment.solvers.ramp_kernel import _max_ratio
 
     glob, lig = current._packed[0], current._packed[1]
     params = current._params
@@ -65,7 +65,7 @@ def _integrate_radau(model, load_fn, y0, t_end, t_eval, damping, body, grav, ele
                      rtol, atol, max_step, wall, progress, rupture, base_t, base_a):
     """Integrate with ``solve_ivp`` in pieces between rupture events (one piece when
     ``rupture`` is False). Returns (pieces, events, stats, success, message)."""
-    from segment.solvers.ramp import _max_ratio
+    from segment.solvers.ramp_kernel import _max_ratio
 
     current = model
     t0, y = 0.0, y0

@@ -18,8 +18,8 @@ from scipy.integrate import Radau
 
 from segment.core.io import BodyInertia
 from segment.core.model import Segment
-from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM, _norm_phi
-from segment.core.residual import _residual
+from segment.core.newton import FORCE_SCALE_N, MOMENT_SCALE_NMM, norm_phi
+from segment.core.residual import residual_real
 from segment.elements.loads import Load
 from segment.solvers.dynamics.equations import _inertia_array, _initial, _jac, _rhs
 from segment.solvers.dynamics.forces import _damping_arrays
@@ -150,7 +150,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
         y = solver.y
         damp = float(np.max(np.abs(y[6:12] * vel_scale)))
         if damp <= tol:
-            if _norm_phi(_residual(y[:6], f, packed))[0] <= tol:
+            if norm_phi(residual_real(y[:6], f, packed))[0] <= tol:
                 converged = True
                 solver.status = "finished"
                 break
@@ -158,7 +158,7 @@ def relax(model: Segment, load: Load, *, tol: float = RELAX_TOL, t_max: float = 
             wall = time.perf_counter()
             log.info("relax %s: t = %.4g s, %d steps", load.name, solver.t, steps)
     y = solver.y
-    res = float(_norm_phi(_residual(y[:6], f, packed))[0])
+    res = float(norm_phi(residual_real(y[:6], f, packed))[0])
     damp = float(np.max(np.abs(y[6:12] * vel_scale)))
     if converged:
         message = f"settled at t = {solver.t:.4g} s after {steps} steps"

@@ -21,8 +21,8 @@ import pandas as pd
 from segment.core.checks import LSV_DT, RAMP_TIME, T_END, check_start
 from segment.core.io import BodyInertia
 from segment.core.model import Segment
-from segment.core.newton import _norm_phi
-from segment.core.residual import _residual_jacobian
+from segment.core.newton import norm_phi
+from segment.core.residual import residual_jacobian
 from segment.elements.loads import Load
 from segment.solvers.dynamics.base import BaseExcitation
 from segment.solvers.dynamics.bodies import B_M, Payload
@@ -98,9 +98,9 @@ def _static_start(model: Segment, f0: np.ndarray, body: np.ndarray, grav: float)
     q = first.q.copy()
     packed = model._packed
     for _ in range(50):
-        res, K = _residual_jacobian(q, f0, packed)
+        res, K = residual_jacobian(q, f0, packed)
         res = res + q_g(q)
-        if _norm_phi(res)[0] <= START_TOL:
+        if norm_phi(res)[0] <= START_TOL:
             return q, True, "static equilibrium with the weight"
         G = np.empty((6, 6))
         for j in range(6):
