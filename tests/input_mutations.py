@@ -194,7 +194,9 @@ def virtual_population(folder: Path, members: int = 3) -> Path:
     folder = Path(folder)
     res = vp.read_result()
     pop = res["population.csv"].head(members)
-    form = load_form("population")
+    from segment.core.io import data_dir
+
+    form = load_form(data_dir() / "forms" / "population")   # a folder: found on any version
     base = segment.c5c6()
     fm = form.model(base)
     models = [form.space.apply(fm, p) for p in pop[list(form.space.names)].to_numpy(float)]
