@@ -1303,11 +1303,11 @@ def newcomer_probes(workdir: Path) -> dict[str, tuple[str, str]]:
                                        f"laminectomy,{long_state}"])
     rows = [ln for ln in text.splitlines() if ln.startswith(("intact ", "laminectomy"))
             and ("FLX" in ln or "EXT" in ln)]
-    starts = {ln.index(" FLX") if " FLX" in ln else ln.index(" EXT") for ln in rows}
+    # where the case starts on each row (a long name pushes it right, without a space)
     case_col = {ln.find("FLX") if "FLX" in ln else ln.find("EXT") for ln in rows}
     aligned = len(case_col) == 1 and len(rows) >= 6
     out["compare: long state names aligned"] = (
-        "ok" if aligned and code == 0 else "A", f"exit {code}, case column at {sorted(starts)}")
+        "ok" if aligned and code == 0 else "A", f"exit {code}, case column at {sorted(case_col)}")
     out["compare: no -0.000"] = ("ok" if "-0.000" not in text and code == 0 else "A",
                                  f"{text.count('-0.000')} times")
     code, text, _err = _cli_in_process(["ramp", "FLX", "--to-scale", "2", "--steps", "4"])
