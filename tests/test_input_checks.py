@@ -67,6 +67,21 @@ def test_every_row_gives_its_reason():
         assert q.why or (q.plausible is not None and q.plausible.reason), key
 
 
+def test_sources_names_every_row_and_marks_the_assumed_ones():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "validation" / "reference" /
+            "SOURCES.md").read_text(encoding="utf-8")
+    section = text.split("## §16 ")[1].split("\n## ")[0]
+    assert [k for k in QUANTITIES if f"**{k}**" not in section] == []
+    assumed = [k for k, q in QUANTITIES.items()
+               if q.plausible is not None and "assumed" in q.plausible.reason]
+    assert assumed and all(f"**{k}**" in section for k in assumed)
+    for k in assumed:   # the bullet that names it says *assumed*, in it or the one it shares
+        bullet = next(b for b in section.split("\n- ") if f"**{k}**" in b)
+        assert "*assumed*" in bullet, k
+
+
 def test_flags_are_parsed_not_cast():
     assert parse_flag("True") and parse_flag(" yes ") and parse_flag("1")
     assert not parse_flag("False") and not parse_flag("no") and not parse_flag("0")

@@ -203,8 +203,8 @@ QUANTITIES = {
     "payload centre of gravity": PAYLOAD_COG, "simulated time": T_END,
     "ramp duration": RAMP_TIME, "LSV step": LSV_DT, "start translation": START_TRANSLATION,
     "start rotation": START_ANGLE}
-"""Every row of this module, by what it is (``tests/test_checks.py`` holds the documentation
-to it)."""
+"""Every row of this module, by what it is (``validation/reference/SOURCES.md`` §16 names
+each; ``tests/test_input_checks.py`` holds it to that)."""
 
 
 def check_start(q0, name: str = "q0") -> np.ndarray:
