@@ -2,11 +2,12 @@
 Walczak (2014, eqs. (49)-(55)): closed forms, exact integration of the base's motion, input
 checks, and the segment under their 8.5 g rear-end pulse."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import segment
@@ -44,9 +45,15 @@ CLOSED_FORM_E_R = {("Radau", False): 1e-8, ("Radau", True): 1e-7, ("lsv", False)
                    ("lsv", True): 1e-4}
 # The segment under the paper's 8.5 g pulse: e_R measured 4.6e-5 (Radau, rtol 1e-6; its
 # digits follow the step sequence: 4.1e-5 before an unrelated rounding change of the facet
-# geometry) and 6.1e-5 (LSV, dt 1e-5 s); the paper reports 0.0103 for MEBDFV. We hold the runs
-# to ten times better than the paper's, a margin of about 20 over the measured.
+# geometry) and 6.1e-5 (LSV, dt 1e-5 s). A regression bound at the default settings, about 20
+# times the measured; not a comparison with the paper's 0.0103 (its head-neck model, MEBDFV):
+# e_R measures the integration, and follows its tolerance (scripts/energy_convergence.py).
 SEGMENT_E_R_TARGET = 1.03e-3
+# e_R against Radau's rtol (atol 1e-3 rtol) on the same run, scripts/energy_convergence.py
+# (benchmarks/results/energy_convergence.csv): 1.12e-2 at 1e-3, 3.06e-4 at 1e-5, 7.21e-6 at
+# 1e-7. Each two decades of rtol must gain at least a decade of e_R.
+E_R_RTOLS = (1e-3, 1e-5, 1e-7)
+E_R_GAIN_PER_TWO_DECADES = 10.0
 # Relative difference of a mass matrix computed two ways (sum of bodies vs combined body).
 MASS_MATRIX_RTOL = 1e-12
 START_RESIDUAL = 1e-9         # scaled residual of the static start (START_TOL = 1e-10)
@@ -72,6 +79,7 @@ def test_triangular_pulse_is_the_papers():
 @given(st.lists(st.floats(-50.0, 50.0), min_size=2, max_size=7),
        st.floats(0.0, 0.05), st.integers(0, 2**31))
 @settings(max_examples=40, deadline=None)
+@example(acc_g=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], t0=0.0, seed=927)   # a jump at the first sample
 def test_base_motion_is_the_exact_integral_of_its_acceleration(acc_g, t0, seed):
     """For any table: x'' = a and x' = v by central differences, v(t0) = x(t0) = 0."""
     rng = np.random.default_rng(seed)
@@ -88,10 +96,14 @@ def test_base_motion_is_the_exact_integral_of_its_acceleration(acc_g, t0, seed):
     # away from the kinks the second difference is the acceleration
     near = np.min(np.abs(ts[:, None] - np.concatenate([t, [0.0]])[None, :]), axis=1) < 2 * h
     np.testing.assert_allclose(acc_fd[~near], b.acceleration(ts)[~near], atol=FD_ACC_ATOL)
-    # the central first difference errs by at most h^2 / 6 max|x'''| (x''' is the slope of
-    # the piecewise-linear acceleration), plus rounding
-    jerk = np.max(np.abs(np.diff(b.acceleration_mm_s2, axis=0)) / np.diff(b.t_s)[:, None])
-    np.testing.assert_allclose(vel_fd, b.velocity(ts), atol=h**2 / 6 * jerk + FD_VEL_ATOL)
+    # the central first difference errs by at most h^2 / 6 max|x'''| where the acceleration is
+    # piecewise linear (x''' its slope), and by at most h / 4 |jump| within h of a jump of
+    # the acceleration (from 0 to the first sample, from the last one back to 0), plus rounding
+    acc = b.acceleration_mm_s2
+    jerk = np.max(np.abs(np.diff(acc, axis=0)) / np.diff(b.t_s)[:, None])
+    jump = max(np.abs(acc[0]).max(), np.abs(acc[-1]).max())
+    np.testing.assert_allclose(vel_fd, b.velocity(ts),
+                               atol=h**2 / 6 * jerk + h / 4 * jump + FD_VEL_ATOL)
     np.testing.assert_allclose(b.velocity(t[0]), 0.0, atol=1e-12)
     np.testing.assert_allclose(b.displacement([0.0, t[0]]), 0.0, atol=1e-12)
 
@@ -308,7 +320,7 @@ def pulse():
 
 
 @pytest.mark.parametrize("method", ["Radau", "lsv"])
-def test_segment_under_the_papers_pulse_beats_its_e_r(model, pulse, method):
+def test_segment_under_the_papers_pulse(model, pulse, method):
     r = simulate(model, None, base_acceleration=pulse, t_end=0.3, n_output=301, method=method)
     assert r.success, r.message
     assert r.e_R < SEGMENT_E_R_TARGET
@@ -324,6 +336,19 @@ def test_segment_under_the_papers_pulse_beats_its_e_r(model, pulse, method):
                                + (f["z_mm"] - f["z_mm"].iloc[0]) * math.sin(-0.0907571211),
                                atol=1e-9)
     assert r.events == ()
+
+
+def test_e_r_falls_with_the_tolerance(model, pulse):
+    """e_R (eq. (55)) is a property of the integration, not of the model: on the paper's
+    pulse it falls as Radau's tolerance shrinks (issue 32, item 6)."""
+    e_r = []
+    for rtol in E_R_RTOLS:
+        r = simulate(model, None, base_acceleration=pulse, t_end=0.3, n_output=301,
+                     method="Radau", rtol=rtol, atol=rtol * 1e-3)
+        assert r.success, r.message
+        e_r.append(r.e_R)
+    for coarse, fine in itertools.pairwise(e_r):
+        assert fine * E_R_GAIN_PER_TWO_DECADES < coarse, e_r
 
 
 def test_static_start_with_payload_and_gravity_is_at_rest(model):

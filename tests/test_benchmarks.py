@@ -60,7 +60,7 @@ def test_benchmark_script_runs(script, tmp_path):
     if script == "bench_ramp.py":
         assert len(report["cases"]) == 9
         assert report["cases"]["FLX"]["sequence"][:2] == ["FL", "ISL"]
-        assert report["cases"]["FLX"]["validity_limit"].startswith("flexion beyond 15.4 deg")
+        assert report["cases"]["FLX"]["validity_limit"].startswith("flexion beyond 21.6 deg")
     if script == "bench_study.py":
         assert report["sets"]["converged_fraction"] == 1.0
         assert report["loop_solve_many"]["max_abs_q_difference"] < 1e-8

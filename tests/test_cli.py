@@ -467,27 +467,28 @@ def test_ramp_prints_events_failure_loads_and_final_state(capsys, tmp_path):
 
 def test_ramp_prints_the_validity_limit_and_its_source(capsys, tmp_path):
     """Issue 20: `segment ramp FLX --to-scale 10000` stops at the validity limit (flexion
-    15.4 deg, Voo et al. 1998), says what lies beyond, and reports no ultimate load there;
-    --no-limit gives the path past it (ultimate 56.6 N m in any step size)."""
+    21.6 deg, the training specimens of Nightingale et al. 2002), says what lies beyond, and
+    reports no ultimate load there; --no-limit gives the path past it (ultimate 56.6 N m in
+    any step size)."""
     out_csv = tmp_path / "flx.csv"
     code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--out", out_csv)
     assert code == EXIT_OK, err
-    assert ("validity limit: flexion beyond 15.4 deg from the unloaded equilibrium, at scale "
-            "3.562, reached by rupture of CL-left and CL-right; source: Voo, Pintar, "
-            "Yoganandan and Liu 1998 (SOURCES.md §5, §8)") in out
+    assert ("validity limit: flexion beyond 21.6 deg from the unloaded equilibrium, at scale "
+            "3.562, reached by rupture of CL-left and CL-right; source: Nightingale et al. "
+            "2002 (SOURCES.md §8, §15)") in out
     assert "carries the load without a failure law: not a prediction" in out
     assert "ultimate: not predicted (beyond the validity limit); validity limit: scale 3.562 " \
            "(6.412 N m)" in out
     frame = pd.read_csv(out_csv, keep_default_na=False)
     assert {"main_from_unloaded_deg", "within_limit", "x_mm", "phi_y_deg"} <= set(frame.columns)
-    assert frame["main_from_unloaded_deg"][frame["within_limit"]].max() <= 15.4 + 1e-6
+    assert frame["main_from_unloaded_deg"][frame["within_limit"]].max() <= 21.6 + 1e-6
     code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10000", "--no-limit", "--json")
     d = json.loads(out)
     assert d["validity_limit"] is None and d["validity_limit_applied"] is False
     assert round(d["failure_loads"]["ultimate_Nm"], 1) == 56.6
     code, out, err = run(capsys, "ramp", "FLX", "--to-scale", "10", "--json")
     d = json.loads(out)
-    assert d["validity_limit"]["source"].startswith("Voo")
+    assert d["validity_limit"]["source"].startswith("Nightingale et al. 2002")
     assert d["failure_loads"]["limit_rule"] == d["validity_limit"]["description"]
 
 

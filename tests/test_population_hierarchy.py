@@ -272,3 +272,15 @@ def test_survival_of_the_static_protocol():
     model = segment.c5c6()
     assert vp.survives(model, vp.STATIC_PROTOCOL_NM)
     assert not vp.survives(model, 7.0)
+
+
+def test_packaged_phi_y_limits_are_the_training_specimens():
+    """``data/validity_limits.csv`` holds the flexion and extension bounds that
+    :func:`validity_limits` derives from the training records, word for word: the packaged
+    model and the population's members stop at the same rotations."""
+    from segment.core.validity import load_validity_limits
+
+    packaged = load_validity_limits()
+    for _, row in vp.validity_limits(load_specimens()).iterrows():
+        b = packaged.bound("phi_y", 1 if row["direction"] == "+" else -1)
+        assert b.value == row["limit_deg"] and b.source == row["source"]

@@ -208,6 +208,7 @@ def run_curves(args, argv) -> int:
         for f in fits:
             print(f"{f.targets.label:>10} {f.success!s:>9} {f.n_points:6d} "
                   f"{f.rms_deg:6.2f} {f.max_deg:7.2f}")
+        _warn_misfits(fits, model)
         written, failed = write_population(fits, out, form=form, source_dir=args.data,
                                            command=command,
                                            strict=not args.allow_implausible)
@@ -220,6 +221,7 @@ def run_curves(args, argv) -> int:
         return 0
     fit = calibrate_curves(curves, form=form, model=model, specimen=args.specimen)
     print(fit.summary())
+    _warn_misfits([fit], model)
     if not fit.success:
         print(f"segment: calibration failed: {fit.message}; nothing written", file=sys.stderr)
         return 1
@@ -244,6 +246,18 @@ def run_curves(args, argv) -> int:
         (out / "posterior_diagnostics.csv").unlink()      # from an earlier run: stale now
     print(f"wrote {len(written)} files to {out}")
     return 0
+
+
+def _warn_misfits(fits, model) -> None:
+    """A warning on stderr for each fit whose RMS is far above its points' SD, naming the
+    packaged form that fits those points (:func:`~segment.studies.calibration.curve_fit.
+    form_that_fits`: one calibration per other form, only for a flagged fit)."""
+    from segment.studies.calibration.curve_fit import form_that_fits
+
+    for f in fits:
+        if f.success and f.misfit_warning() is not None:
+            better = form_that_fits(f, model=model)
+            print(f"segment: warning: {f.misfit_warning(better=better)}", file=sys.stderr)
 
 
 def run_population(args, argv) -> int:

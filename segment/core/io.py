@@ -27,7 +27,7 @@ import numpy as np
 from segment.core.schema import COLUMNS, L0_RATIO_RANGE, columns_of
 from segment.core.tables import Table
 from segment.elements.disc import DISC_LAWS, DOF_NAMES, DiscStiffness
-from segment.elements.facet import ContactLaw, FacetJoint
+from segment.elements.facet import SAGITTAL_NEUTRAL_DEG, ContactLaw, FacetJoint
 from segment.elements.kinematics import ReferencePose
 from segment.elements.ligament import MAX_STRIPS, Ligament, TrilinearCurve
 from segment.elements.loads import Load
@@ -342,13 +342,16 @@ def _facets(path: Path, reference: ReferencePose, strict: bool) -> tuple[FacetJo
         radii = [t.number(i, row, c) for c in ("radius_c6_mm", "radius_c5_mm")]
         gap = t.number(i, row, "gap_mm")
         blend = t.number(i, row, "blend_C")
+        sagittal = (t.number(i, row, "sagittal_deg") if row.get("sagittal_deg", "").strip()
+                    else SAGITTAL_NEUTRAL_DEG)
         if side is not None and t.ok(i) and (center[1] > 0) != (side == "left") and center[1] != 0:
             t.implausible(i, "center_y_mm", f"the {side} facet is centred at y = "
                                             f"{center[1]:g} mm (+y is left)")
         joint = t.build(i, None, lambda side=side, center=center, incl=incl, radii=radii,
-                        gap=gap, blend=blend: FacetJoint.at_reference(
+                        gap=gap, blend=blend, sagittal=sagittal: FacetJoint.at_reference(
             side, center_c6=center, inclination_deg=incl, radius_c6=radii[0],
-            radius_c5=radii[1], gap=gap, blend=blend, reference=reference))
+            radius_c5=radii[1], gap=gap, blend=blend, reference=reference,
+            sagittal_deg=sagittal))
         out.append(t.build(i, None, _optional_columns, t, i, row, joint, cols))
     t.require_all("side", found, FACET_SIDES)
     t.finish()
@@ -462,10 +465,21 @@ class _Writer:
         self.note = note
         self.changed = False
 
-    def put(self, row: list[str], column: str, value: float) -> None:
-        """Write ``value`` (CSV units) into ``row``'s cell unless the cell holds it already."""
+    def put(self, row: list[str], column: str, value: float, absent: float | None = None) -> None:
+        """Write ``value`` (CSV units) into ``row``'s cell unless the cell holds it already.
+        A column the table lacks is added (before ``source``, empty in the other rows) when
+        it is optional (``absent``: the value its absence means) and ``value`` differs."""
         k = self.col.get(column)
-        if k is None or _same(row[k], value):
+        if k is None:
+            if absent is None or _same(str(absent), value):
+                return
+            k = self.header.index("source")
+            self.header.insert(k, column)
+            for r in self.rows:
+                r.insert(k, "")
+            self.col = {h: j for j, h in enumerate(self.header)}
+        elif _same(row[k], value) or (not row[k].strip() and absent is not None
+                                      and _same(str(absent), value)):
             return
         row[k] = f"{value:.{VALUE_DIGITS}g}"
         si = self.col["source"]
@@ -495,7 +509,7 @@ def _write_elements(w: _Writer, table: str, key_column: str, records, key_of, mo
         if row is None:
             raise ValueError(f"{table}: no row for {key_column} {key_of(record)!r} to write")
         for col in getters:
-            w.put(row, col.name, col.get(record, model) / col.to_internal)
+            w.put(row, col.name, col.get(record, model) / col.to_internal, col.absent)
 
 
 def _write_disc(w: _Writer, table: str, model) -> None:

@@ -61,7 +61,9 @@ class Column:
     ``get(record, model)`` returns the column's value in the package's units from an element
     record of ``model`` (None: the table's writer composes it); ``set(record, value)`` returns
     the record with the value (for an optional column read after the record is built; None:
-    the table's reader uses it).
+    the table's reader uses it). ``absent`` is the value (CSV units) that a table without
+    this optional column means: the writer adds the column to such a table only for a model
+    whose value differs from it.
     """
 
     table: str
@@ -72,6 +74,7 @@ class Column:
     plausible: PlausibleRange | None = None
     get: Callable | None = None
     set: Callable | None = None
+    absent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,9 @@ _COORD = PlausibleRange(-100.0, 100.0, "mm", "coordinates within one cervical ve
 _DAMPING = "a few decades around de Jager's (1996) {}; dynamics only"
 
 
-def _c(table, name, unit, to_internal=1.0, hard=ANY, plausible=None, get=None, set=None):
-    return Column(table, name, unit, to_internal, hard, plausible, get, set)
+def _c(table, name, unit, to_internal=1.0, hard=ANY, plausible=None, get=None, set=None,
+       absent=None):
+    return Column(table, name, unit, to_internal, hard, plausible, get, set, absent)
 
 
 def _trilinear_rel(point: int, axis: str):
@@ -239,6 +243,12 @@ _COLUMN_LIST = [
       for k, a in enumerate("xyz")],
     _c(_FAC, "inclination_deg", "deg", 1.0, HardRange(-90.0, 90.0, True, True), _INCL,
        get=_facet("inclination_deg")),
+    _c(_FAC, "sagittal_deg", "deg", 1.0, HardRange(0.0, 180.0, True, True), PlausibleRange(
+        45.0, 135.0, "deg", "the C6 superior facet's angle to the sagittal plane is "
+        "92.3 +- 11.5 (right) and 93.5 +- 9.4 deg (left), C3's 70 deg (PMC2219934 Table 2, "
+        "SOURCES.md §3); 45-135 deg keeps the face turned less than halfway towards the "
+        "midline or the side (radians typed fall outside)"),
+       get=_facet("sagittal_deg"), absent=90.0),
     _c(_FAC, "radius_c6_mm", "mm", 1.0, POSITIVE, _RADIUS, get=_facet("radius_c6")),
     _c(_FAC, "radius_c5_mm", "mm", 1.0, POSITIVE, _RADIUS, get=_facet("radius_c5")),
     _c(_FAC, "gap_mm", "mm", 1.0, NONNEGATIVE, PlausibleRange(
@@ -335,6 +345,9 @@ _FIELD_LIST = [
           doc="gap at the reference pose [mm]"),
     Field("facet", "inclination_deg", "deg", FacetGeometry("inclination_deg"),
           (_FAC, "inclination_deg"), doc="C6 facet angle to the transverse plane [deg]"),
+    Field("facet", "sagittal_deg", "deg", FacetGeometry("sagittal_deg"),
+          (_FAC, "sagittal_deg"), doc="C6 facet angle to the sagittal plane [deg] (90: facing "
+          "straight back; above 90 posterolaterally)"),
     Field("facet", "radius_mm", "mm", FacetGeometry("radius"), (_FAC, "radius_c6_mm"),
           doc="radius of both faces [mm]"),
     Field("facet", "blend_C", "-", FacetGeometry("blend"), (_FAC, "blend_C"),

@@ -11,10 +11,15 @@ A quasi-static ramp (:func:`segment.ramp`) stops at the first of these rules:
 
 1. **Displacement bound** (``data/validity_limits.csv``, one row per coordinate and
    direction, each with its source): the displacement of a loaded coordinate from the unloaded
-   equilibrium reaches the bound of its direction. The flexion bound is the largest
-   quasi-static flexion rotation at failure of Voo et al. (1998), 15.4 deg: every specimen of
-   that study had failed by then. No readable source gave failure displacements for the other
-   directions; their bounds are **assumed** (the file says why, row by row).
+   equilibrium reaches the bound of its direction. The flexion and extension bounds come
+   from the training specimens (Nightingale et al. 2002, raw records): the largest rotation
+   at which one of them is recorded carrying load, 21.6 deg in flexion (B07's failure test,
+   from its start) and 17.68 deg in extension (B05's last static step), so no bound falls
+   inside a training specimen's measured range. No readable source gave failure
+   displacements for the other directions; their bounds are **assumed** (the file says why,
+   row by row: 15.4 deg, the largest quasi-static flexion at failure of Voo et al. 1998, for
+   lateral bending and axial rotation; 3.5 mm for the translations), and none lies inside a
+   training measurement (Moroney et al.'s largest mean rotation is 5.45 deg).
    A coordinate is *loaded* when the load has a component along it; the bound of the
    component's sign applies. Coupled motions are not bounded.
 2. **No ligament left taut** (a property of the model, KLG2000 eq. (1) and Table 3): after a

@@ -22,6 +22,7 @@ reference); :func:`segment.elements.facet_dual.contact_force_dual` is it again i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,9 @@ __all__ = ["LAW_SLOPE_RTOL", "ContactLaw", "FacetJoint", "c6_normals", "rows_in_
 
 # Relative tolerance of the contact law's slope continuity k1 = 2 k2 u_t.
 LAW_SLOPE_RTOL = 1e-9
+SAGITTAL_NEUTRAL_DEG = 90.0
+"""Angle of a facet face to the sagittal plane [deg] whose normal lies in the sagittal plane
+(the published model's facets; :func:`c6_normals`)."""
 
 
 @dataclass(frozen=True)
@@ -125,18 +129,49 @@ def rows_in_frame(R: np.ndarray, v: np.ndarray) -> np.ndarray:
                      for k in range(3)], axis=-1)
 
 
-def c6_normals(inclination_deg: np.ndarray) -> np.ndarray:
-    """C6 facet normals (n, 3) for inclinations (n,) [deg] to the transverse plane, facing
-    posterosuperior: ``(-sin a, 0, cos a)``; complex-safe (the complex-step reference).
+def c6_normals(inclination_deg, sagittal_deg=SAGITTAL_NEUTRAL_DEG, lateral=1.0) -> np.ndarray:
+    """C6 facet normals (n, 3) for inclinations (n,) [deg] to the transverse plane and angles
+    (n,) [deg] to the sagittal plane, facing posterosuperior; complex-safe (the complex-step
+    reference).
 
-    The one place the normal is computed from the angle, for one joint
+    The normal ``(-sin a, 0, cos a)`` of a face inclined ``a`` to the transverse plane is
+    turned about z by ``d = sagittal_deg - 90`` towards the lateral side ``lateral`` (+1: +y,
+    a left facet; -1: -y, a right one)::
+
+        n2 = (-sin a cos d, lateral sin a sin d, cos a)
+
+    so the face keeps its angle ``a`` to the transverse plane, and its trace in a transverse
+    section makes the angle ``sagittal_deg`` with the sagittal plane (the angle of an axial CT
+    slice): 90 deg faces straight back (the normal in the sagittal plane, as published model's
+    facets), above 90 posterolaterally, below 90 posteromedially (the convention of
+    PMC2219934 Table 2, read from its trend: C3 facets, which face posteromedially, measure
+    about 70 deg there; SOURCES.md §3). At exactly 90 deg the normal is the one-angle normal
+    to the last bit (``n_y = 0``).
+
+    The one place the normal is computed from the angles, for one joint
     (:meth:`FacetJoint.at_reference`) and for many parameter sets
     (:meth:`segment.studies.space.ParameterSpace.pack`) alike: numpy evaluates sin and cos of
     an array with other instructions than of a single number on some CPUs (AVX-512), and
     the two results then differ in the last bit.
     """
     a = np.asarray(inclination_deg) * (np.pi / 180.0)      # np.radians, complex-safe
-    return np.stack([-np.sin(a), np.zeros_like(a), np.cos(a)], axis=-1)
+    d = (np.asarray(sagittal_deg) - SAGITTAL_NEUTRAL_DEG) * (np.pi / 180.0)
+    a, d = np.broadcast_arrays(a, d)
+    sin_a = np.sin(a)
+    lateral_y = np.where(d == 0, 0.0, lateral * sin_a * np.sin(d))
+    x = np.where(d == 0, -sin_a, -sin_a * np.cos(d))
+    return np.stack([x, lateral_y, np.cos(a)], axis=-1)
+
+
+def lateral_sign(center_c6, sagittal_deg: float, side: str = "") -> float:
+    """+1 for a facet centred at y > 0 (left), -1 at y < 0; a facet on the midline has no
+    lateral side, which only a face turned out of the sagittal plane needs (ValueError)."""
+    y = float(np.real(center_c6[1]))
+    if y == 0.0 and np.real(sagittal_deg) != SAGITTAL_NEUTRAL_DEG:
+        raise ValueError(f"facet {side!r}: sagittal_deg must be {SAGITTAL_NEUTRAL_DEG:g} for a "
+                         f"facet on the midline (y = 0: no lateral side), got {sagittal_deg!r}")
+    return -1.0 if y < 0.0 else 1.0
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,14 +201,23 @@ class FacetJoint:
     @classmethod
     def at_reference(cls, side: str, *, center_c6, inclination_deg: float, radius_c6: float,
                      radius_c5: float, gap: float, blend: float, reference,
-                     contact_scale: float = 1.0) -> FacetJoint:
+                     contact_scale: float = 1.0,
+                     sagittal_deg: float = SAGITTAL_NEUTRAL_DEG) -> FacetJoint:
         """Build a joint whose faces are parallel at the reference pose.
 
         The C6 facet normal is inclined ``inclination_deg`` to the transverse plane, facing
-        posterosuperior: ``n2 = (-sin a, 0, cos a)``. The C5 facet faces it (``n1 = -n2``) and
-        sits ``gap`` [mm] away along n2, so the joint is apart by ``gap`` at q = 0.
+        posterosuperior, and turned out of the sagittal plane by ``sagittal_deg - 90``
+        towards the facet's lateral side (:func:`c6_normals`; the default 90 deg gives
+        ``n2 = (-sin a, 0, cos a)``). The C5 facet faces it (``n1 = -n2``) and sits ``gap``
+        [mm] away along n2, so the joint is apart by ``gap`` at q = 0.
         """
-        n2 = c6_normals(np.array([inclination_deg], dtype=float))[0]
+        sagittal = float(sagittal_deg)
+        if not (math.isfinite(sagittal) and 0.0 < sagittal < 180.0):
+            raise ValueError(f"facet {side!r}: sagittal_deg must be in (0, 180) deg, got "
+                             f"{sagittal_deg!r}")
+        lateral = lateral_sign(center_c6, sagittal, side)
+        n2 = c6_normals(np.array([inclination_deg], dtype=float),
+                        np.array([sagittal]), lateral)[0]
         c2 = np.asarray(center_c6, dtype=float)
         c1_c6 = c2 + gap * n2
         R0, s0 = reference.R0, reference.s0
@@ -185,9 +229,19 @@ class FacetJoint:
         """The parameters of :meth:`at_reference` that rebuild this joint (mm, deg)."""
         n2 = self.disc_c6.normal
         c1_c6 = reference.s0 + reference.R0 @ self.disc_c5.center
+        if n2[1] == 0.0:                  # in the sagittal plane: the one-angle normal
+            inclination = float(np.degrees(np.arctan2(-n2[0], n2[2])))
+            sagittal = SAGITTAL_NEUTRAL_DEG
+        else:                             # c6_normals inverted (|d| < 90 deg)
+            lateral = -1.0 if self.disc_c6.center[1] < 0.0 else 1.0
+            back = math.hypot(n2[0], n2[1])
+            inclination = float(np.degrees(np.arctan2(math.copysign(back, -n2[0]), n2[2])))
+            sagittal = SAGITTAL_NEUTRAL_DEG + float(np.degrees(
+                np.arctan2(lateral * n2[1] * math.copysign(1.0, -n2[0]), abs(n2[0]))))
         return {
             "center_c6": self.disc_c6.center.copy(),
-            "inclination_deg": float(np.degrees(np.arctan2(-n2[0], n2[2]))),
+            "inclination_deg": inclination,
+            "sagittal_deg": sagittal,
             "radius_c6": self.disc_c6.radius,
             "radius_c5": self.disc_c5.radius,
             "gap": float((c1_c6 - self.disc_c6.center) @ n2),

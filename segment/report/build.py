@@ -9,6 +9,7 @@ import logging
 import platform
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -55,26 +56,33 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     (out / "figures").mkdir(parents=True, exist_ok=True)
     (out / "tables").mkdir(parents=True, exist_ok=True)
 
-    study = compute_study(reference_dir=reference_dir, data_dir=data_dir, say=say,
-                          solver_repeat=solver_repeat, uncertainty_samples=uncertainty_samples,
-                          sobol_evaluations=sobol_evaluations)
-    study.numbers = {section.KEY: n for n, section in enumerate(SECTIONS, start=1)}
-    rep = Report("C5–C6 validation report")
-    say("writing the report")
-    for n, section in enumerate(SECTIONS, start=1):
-        rep.heading(f"{n}. {section.TITLE}")
-        section.write(rep, study)
-    overview.finish(rep, study)
+    # The 3-D renders (OSMesa, one core, a few seconds each) run on a second thread while
+    # this one computes the study and draws the figures: VTK releases the GIL while it
+    # renders. Each render is a pure function of its inputs, so the bytes do not depend on
+    # which thread made them.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="segment-render") as renders:
+        study = compute_study(reference_dir=reference_dir, data_dir=data_dir, say=say,
+                              solver_repeat=solver_repeat,
+                              uncertainty_samples=uncertainty_samples,
+                              sobol_evaluations=sobol_evaluations, background=renders)
+        study.numbers = {section.KEY: n for n, section in enumerate(SECTIONS, start=1)}
+        rep = Report("C5–C6 validation report")
+        say("writing the report")
+        for n, section in enumerate(SECTIONS, start=1):
+            rep.heading(f"{n}. {section.TITLE}")
+            section.write(rep, study)
+        overview.finish(rep, study)
 
-    images = dict(rep.images)
-    for name, png in rep.images.items():
-        (out / "figures" / f"{name}.png").write_bytes(png)
-    for name, fig in rep.figures.items():
-        buf = _io.BytesIO()
-        fig.savefig(buf, format="png", dpi=DPI)
-        images[name] = buf.getvalue()
+        images = {}
+        for name, fig in rep.figures.items():
+            buf = _io.BytesIO()
+            fig.savefig(buf, format="png", dpi=DPI)
+            images[name] = buf.getvalue()
+            plt.close(fig)
+        for name, png in rep.images.items():
+            images[name] = png.result() if isinstance(png, Future) else png
+    for name in [*rep.figures, *rep.images]:
         (out / "figures" / f"{name}.png").write_bytes(images[name])
-        plt.close(fig)
     for name, df in rep.tables.items():
         df.to_csv(out / "tables" / f"{name}.csv", index=False, float_format=CSV_FLOAT_FORMAT)
     (out / "report.md").write_text(rep.markdown())

@@ -84,8 +84,10 @@ class Report:
         self.figures[name] = fig
         self.blocks.append(("figure", (name, caption)))
 
-    def image(self, name: str, png: bytes, caption: str) -> None:
-        """A picture made elsewhere (e.g. a 3-D render), as PNG bytes."""
+    def image(self, name: str, png, caption: str) -> None:
+        """A picture made elsewhere (e.g. a 3-D render), as PNG bytes or a
+        :class:`concurrent.futures.Future` of them (a render running beside the rest of the
+        report; :func:`segment.report.build.build_report` waits for it before writing)."""
         self.images[name] = png
         self.blocks.append(("figure", (name, caption)))
 

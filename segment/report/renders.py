@@ -6,8 +6,9 @@ import io as _io
 from collections.abc import Mapping
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.image import imread
 
 from segment.solvers.equilibrium import solve
 
@@ -40,9 +41,10 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False,
                                magnify=magnify)
-        img = plt.imread(path)
+        img = imread(path)
     h, w = img.shape[:2]
-    fig = plt.figure(figsize=(w / 150, (h + 190) / 150), dpi=150)
+    # matplotlib's object API, not pyplot: this runs on the report's render thread
+    fig = Figure(figsize=(w / 150, (h + 190) / 150), dpi=150)
     ax = fig.add_axes((0, 190 / (h + 190), 1, h / (h + 190)))
     ax.imshow(img)
     ax.set_axis_off()
@@ -73,7 +75,6 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     cax.tick_params(labelsize=8)
     buf = _io.BytesIO()
     fig.savefig(buf, format="png", dpi=150)
-    plt.close(fig)
     return buf.getvalue()
 
 

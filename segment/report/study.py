@@ -8,6 +8,7 @@ findings, which are written last from every section's numbers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +76,17 @@ class Study:
     unc_bands: pd.DataFrame | None = None
     extra: dict[str, object] = field(default_factory=dict)
     """What sections computed for the findings, by name (e.g. ``failure_loads``)."""
+    background: Executor | None = None
+    """Where :meth:`later` runs work beside the report (the 3-D renders); None: at once."""
+    poses_render: Future | None = None
+    """The grid of the nine poses, started on :attr:`background` with the study (None
+    without one: the section renders it)."""
+
+    def later(self, fn, *args) -> Future | object:
+        """``fn(*args)`` on :attr:`background` (a Future), or its value when there is none."""
+        if self.background is None:
+            return fn(*args)
+        return self.background.submit(fn, *args)
 
     @property
     def names(self) -> list[str]:
@@ -87,8 +99,11 @@ class Study:
 
 def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], None],
                   solver_repeat: int, uncertainty_samples: int,
-                  sobol_evaluations: int) -> Study:
-    """Load the model and references and compute the tables every section draws on."""
+                  sobol_evaluations: int, background: Executor | None = None) -> Study:
+    """Load the model and references and compute the tables every section draws on.
+
+    With ``background``, the 3-D grid of the nine poses is rendered there while the tables
+    are computed (:attr:`Study.poses_render`)."""
     say("loading data and reference tables")
     params = load_parameters(data_dir)
     ref = load_reference(reference_dir)
@@ -102,8 +117,10 @@ def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], Non
               model=model, models=v.configurations(model), cases=report_cases(params),
               space=load_space(space_file).for_model(model), space_file=space_file, say=say,
               solver_repeat=solver_repeat, uncertainty_samples=uncertainty_samples,
-              sobol_evaluations=sobol_evaluations)
-
+              sobol_evaluations=sobol_evaluations, background=background)
+    if background is not None:
+        from segment.report.renders import render_poses  # vtk is imported on first use
+        s.poses_render = background.submit(render_poses, model, s.cases)
     say("solving the nine cases in three configurations")
     s.disp = v.displacement_table(s.models, s.cases)
     say("comparing with the references")

@@ -136,7 +136,7 @@ def ramp(model: Segment, load: Load, *, to_scale: float, steps: int = 200,
     >>> r.failure_loads()["sequence"]
     ['FL', 'ISL', 'CL-left', 'CL-right']
     >>> r.limit.description
-    'flexion beyond 15.4 deg from the unloaded equilibrium'
+    'flexion beyond 21.6 deg from the unloaded equilibrium'
     """
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")

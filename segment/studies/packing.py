@@ -24,9 +24,11 @@ per packed entry of the factors the parameters' laws put on it
 * a disc law's parameter (neutral-zone half-widths and ratio, fw35 angle scales) is *set*:
   the entry is ``c p`` with ``c`` the unit conversion (pi / 180 for degrees), base 1;
 * facet geometry is *set*: the last parameter that writes a field (inclination, gap, radius,
-  C) of a facet determines it, and the facet's row is rebuilt as in
-  ``FacetJoint.at_reference``: ``n2 = (-sin a, 0, cos a)``, ``c1 = c2 + gap n2`` (C6), stored as
-  ``R0^T (c1 - s0)`` and ``-R0^T n2`` in C5 (the derivatives below are of these expressions).
+  C, sagittal angle) of a facet determines it, and the facet's row is rebuilt as in
+  ``FacetJoint.at_reference``: ``n2 = (-sin a cos d, s sin a sin d, cos a)`` with
+  ``d = sagittal - 90 deg`` and ``s`` the facet's lateral side (:func:`~segment.elements.
+  facet.c6_normals`), ``c1 = c2 + gap n2`` (C6), stored as ``R0^T (c1 - s0)`` and
+  ``-R0^T n2`` in C5 (the derivatives below are of these expressions).
 
 ``tests/test_space.py`` holds the kernel to the complex step through ``pack`` for the packaged
 space, for a space where several parameters act on one entry, and to central differences.
@@ -60,7 +62,7 @@ __all__ = ["FACET_FIELDS", "PackPlan", "complex_step_reference", "pack_plan", "p
 COMPLEX_STEP = 1e-30
 """Imaginary step of :func:`complex_step_reference` (exact to rounding for any tiny step)."""
 
-FACET_FIELDS = ("inclination_deg", "gap", "radius", "blend")
+FACET_FIELDS = ("inclination_deg", "gap", "radius", "blend", "sagittal_deg")
 """Columns of :attr:`PackPlan.facet_source`: the facet geometry a parameter can set
 (:attr:`segment.core.laws.FacetGeometry.field`; ``radius`` sets both faces)."""
 
@@ -100,6 +102,10 @@ def _entries(space, model) -> _Entries:
                     ops.setdefault(flat, []).append((j, op.c, op.kind, op.divisor))
                 if op.unit_base:
                     unit_base.add(flat)
+    for i, f in enumerate(model.facets):
+        if facet_source[i, FACET_FIELDS.index("sagittal_deg")] >= 0 and f.disc_c6.center[1] == 0:
+            raise ValueError(f"facet {f.side!r} lies on the midline (y = 0): it has no lateral "
+                             "side to turn its face towards (sagittal_deg)")
     return _Entries(ops, frozenset(unit_base), facet_source)
 
 
@@ -138,8 +144,10 @@ def pack_sets(space, model, P):
                 else:
                     g[name] = values
         # FacetJoint.at_reference, vectorised (and complex-safe)
-        n2 = c6_normals(g["inclination_deg"])
-        c2 = np.broadcast_to(np.asarray(g["center_c6"], dtype=float), n2.shape)
+        center = np.asarray(g["center_c6"], dtype=float)
+        n2 = c6_normals(g["inclination_deg"], g["sagittal_deg"],
+                        -1.0 if center[1] < 0.0 else 1.0)
+        c2 = np.broadcast_to(center, n2.shape)
         c1_c6 = c2 + g["gap"][:, None] * n2
         fac[:, i, F_C1:F_C1 + 3] = rows_in_frame(R0, c1_c6 - s0)   # R0^T (c1 - s0)
         fac[:, i, F_N1:F_N1 + 3] = rows_in_frame(R0, -n2)
@@ -172,12 +180,12 @@ class PackPlan:
         Parameter index and factor per unit parameter of each multiplication.
     op_kind : ndarray of int (K,)
         :data:`MULTIPLY` (``c p``) or :data:`RECIPROCAL` (``c / (1 + p)``).
-    facet_source : ndarray of int (m, 4)
-        Parameter that sets each facet's inclination, gap, radius and C (:data:`FACET_FIELDS`),
-        -1 where none does.
-    facet_base : ndarray (m, 2)
-        The model's inclination [deg] and gap [mm] of each facet (used when no parameter
-        sets them).
+    facet_source : ndarray of int (m, 5)
+        Parameter that sets each facet's inclination, gap, radius, C and sagittal angle
+        (:data:`FACET_FIELDS`), -1 where none does.
+    facet_base : ndarray (m, 4)
+        The model's inclination [deg], gap [mm] and sagittal angle [deg] of each facet (used
+        when no parameter sets them), and its lateral side (+1: +y, -1: -y).
     R0 : ndarray (3, 3)
         Reference orientation of C5 in C6.
     moved : tuple of bool arrays
@@ -267,8 +275,9 @@ def _build(space, model) -> PackPlan:
     flat0[sorted(plan_entries.unit_base)] = 1.0
     ref = model.reference
     geometry = [f.geometry(ref) for f in model.facets]
-    facet_base = np.array([[g["inclination_deg"], g["gap"]] for g in geometry],
-                          dtype=float).reshape(len(sides), 2)
+    facet_base = np.array([[g["inclination_deg"], g["gap"], g["sagittal_deg"],
+                            -1.0 if g["center_c6"][1] < 0.0 else 1.0] for g in geometry],
+                          dtype=float).reshape(len(sides), 4)
     d = space.dim
     moved_flat = np.zeros((d, flat0.size), dtype=bool)
     for entry in entries:
@@ -277,7 +286,9 @@ def _build(space, model) -> PackPlan:
     moved_fac = np.zeros((d, *fac0.shape), dtype=bool)
     columns = (list(range(F_C1, F_C1 + 3)) + list(range(F_N1, F_N1 + 3))
                + list(range(F_N2, F_N2 + 3)),              # inclination: c1, n1, n2
-               list(range(F_C1, F_C1 + 3)), [F_R1, F_R2], [F_BLEND])   # gap, radius, C
+               list(range(F_C1, F_C1 + 3)), [F_R1, F_R2], [F_BLEND],   # gap, radius, C
+               list(range(F_C1, F_C1 + 3)) + list(range(F_N1, F_N1 + 3))
+               + list(range(F_N2, F_N2 + 3)))                          # sagittal: as incl.
     for f in range(len(sides)):
         for field, cols in enumerate(columns):
             if facet_source[f, field] >= 0:
@@ -329,23 +340,34 @@ def _derivative_kernel(P, entry, base, start, op_j, op_c, op_kind, facet_source,
                     x -= n_glob
                     dlig[i, op_j[k], x // n_col, x % n_col] += v
         for f in range(facet_source.shape[0]):   # facet rows, FacetJoint.at_reference
-            j_incl, j_gap, j_rad, j_blend = (facet_source[f, 0], facet_source[f, 1],
-                                             facet_source[f, 2], facet_source[f, 3])
+            j_incl, j_gap, j_rad, j_blend, j_sag = (
+                facet_source[f, 0], facet_source[f, 1], facet_source[f, 2],
+                facet_source[f, 3], facet_source[f, 4])
             incl = p[j_incl] if j_incl >= 0 else facet_base[f, 0]
             gap = p[j_gap] if j_gap >= 0 else facet_base[f, 1]
+            sag = p[j_sag] if j_sag >= 0 else facet_base[f, 2]
+            lat = facet_base[f, 3]
             a = incl * deg
-            n2 = (-math.sin(a), 0.0, math.cos(a))
-            dn2 = (-math.cos(a) * deg, 0.0, -math.sin(a) * deg)     # d n2 / d incl [1/deg]
+            dd = (sag - 90.0) * deg
+            sa, ca, sd, cd = math.sin(a), math.cos(a), math.sin(dd), math.cos(dd)
+            n2 = (-sa * cd, lat * sa * sd, ca)
+            dn2 = (-ca * cd * deg, lat * ca * sd * deg, -sa * deg)   # d n2 / d incl [1/deg]
+            dn2s = (sa * sd * deg, lat * sa * cd * deg, 0.0)        # d n2 / d sagittal
             for c in range(3):
                 # row vector times R0: component c of R0^T v
                 n2_c5 = R0[0, c] * n2[0] + R0[1, c] * n2[1] + R0[2, c] * n2[2]
                 dn2_c5 = R0[0, c] * dn2[0] + R0[1, c] * dn2[1] + R0[2, c] * dn2[2]
+                dn2s_c5 = R0[0, c] * dn2s[0] + R0[1, c] * dn2s[1] + R0[2, c] * dn2s[2]
                 if j_gap >= 0:                   # c1 = c2 + gap n2
                     dfac[i, j_gap, f, F_C1 + c] += n2_c5
                 if j_incl >= 0:
                     dfac[i, j_incl, f, F_C1 + c] += gap * dn2_c5
                     dfac[i, j_incl, f, F_N1 + c] -= dn2_c5
                     dfac[i, j_incl, f, F_N2 + c] += dn2[c]
+                if j_sag >= 0:
+                    dfac[i, j_sag, f, F_C1 + c] += gap * dn2s_c5
+                    dfac[i, j_sag, f, F_N1 + c] -= dn2s_c5
+                    dfac[i, j_sag, f, F_N2 + c] += dn2s[c]
             if j_rad >= 0:                       # radius_mm sets both faces
                 dfac[i, j_rad, f, F_R1] += 1.0
                 dfac[i, j_rad, f, F_R2] += 1.0

@@ -56,6 +56,7 @@ __all__ = [
     "MEMBERS",
     "SEED",
     "check_result",
+    "clinical_table",
     "draw_members",
     "member_models",
     "member_table",
@@ -104,7 +105,7 @@ def validity_limits(data) -> pd.DataFrame:
             f"flagged doubtful); the largest static step is {fl_static:.2f} deg ({fl_spec})")
     else:
         flex, why = fl_static, f"the largest static flexion step ({fl_spec})"
-    src = "Nightingale et al. 2002, raw NHTSA records (data/specimens/, SOURCES.md §15)"
+    src = "Nightingale et al. 2002, raw NHTSA records (data/specimens/, SOURCES.md §8, §15)"
     return pd.DataFrame([
         {"coordinate": "phi_y", "direction": "+", "case": "FLX", "limit_mm": "",
          "limit_deg": round(flex, 2),
@@ -283,19 +284,26 @@ def _rotations(models, mode) -> np.ndarray:
     return out
 
 
+CLINICAL_STATES = (("laminectomy", "laminectomy"),
+                   *((f"facetectomy-bilateral-{f}", f"facetectomy_{f}") for f in FACETECTOMY))
+"""The clinical states (``data/states.csv``) every member is put in, with their column
+prefix: the procedures of Zdeblick et al. 1992 (laminectomy of C5, then bilateral
+facetectomy of 25-100 %)."""
+
+
 def _facetectomy(models) -> list[dict]:
-    """% change of the rotation at 1.8 N m in axial rotation and flexion after bilateral
-    facetectomy of each fraction of :data:`FACETECTOMY` (states of ``data/states.csv``), for
-    every model."""
+    """% change of the rotation at 1.8 N m in axial rotation and flexion in each state of
+    :data:`CLINICAL_STATES` (laminectomy, bilateral facetectomy of each fraction of
+    :data:`FACETECTOMY`; ``data/states.csv``), for every model."""
     out = [{} for _ in models]
     modes = (("AR", "axial-rotation"), ("FLX", "flexion"))
     base = {c: _rotations(models, mode) for c, mode in modes}
-    for f in FACETECTOMY:
-        states = [m.with_state(f"facetectomy-bilateral-{f}") for m in models]
+    for state, prefix in CLINICAL_STATES:
+        states = [m.with_state(state) for m in models]
         for c, mode in modes:
             v = _rotations(states, mode)
             for i in range(len(models)):
-                out[i][f"facetectomy_{f}_{c}_pct"] = 100.0 * (v[i] - base[c][i]) / base[c][i]
+                out[i][f"{prefix}_{c}_pct"] = 100.0 * (v[i] - base[c][i]) / base[c][i]
     return out
 
 
@@ -488,8 +496,10 @@ QUANTITIES = (
     ("ratio_extension", "intact / posterior-removed, extension"),
     ("ratio_lateral-bending", "intact / posterior-removed, lateral bending"),
     ("ratio_axial-rotation", "intact / posterior-removed, axial rotation"),
-    *((f"facetectomy_{f}_{c}_pct", f"bilateral facetectomy {f} %, {w} [% change]")
-      for c, w in (("AR", "axial rotation"), ("FLX", "flexion")) for f in FACETECTOMY),
+    *(q for c, w in (("AR", "axial rotation"), ("FLX", "flexion"))
+      for q in ((f"laminectomy_{c}_pct", f"laminectomy of C5, {w} [% change]"),
+                *((f"facetectomy_{f}_{c}_pct", f"bilateral facetectomy {f} %, {w} [% change]")
+                  for f in FACETECTOMY))),
     ("flexion_first_rupture_Nm", "first rupture in flexion [N m]"),
     ("flexion_limit_Nm", "validity limit reached in flexion [N m]"),
     ("extension_limit_Nm", "validity limit reached in extension [N m]"),
@@ -503,6 +513,55 @@ MORONEY_RATIO = {"lateral-bending": 2.6471 / 5.4545, "axial-rotation": 1.5517 / 
 """Moroney's intact / posterior-removed rotation (computed from calibration_targets.csv)."""
 
 
+ZDEBLICK_TRENDS = {
+    "AR": ("equivalent to intact (torsional stiffness: intact, laminectomy, 25 and 50 % one "
+           "statistically equivalent subset)",
+           "the least stiff subset (75 and 100 %): torsional stiffness 'decreased "
+           "dramatically' past 50 %"),
+    "FLX": ("posterior strain in flexion unchanged (laminectomy, 25 %) or +2.5 % (50 %); a "
+            "strain, not a rotation: the pattern only",
+            "posterior strain in flexion +25 % (75 and 100 %); a strain, not a rotation: the "
+            "pattern only"),
+}
+"""What Zdeblick et al. 1992 report (abstract; SOURCES.md §9) for the states up to 50 % and
+for 75-100 %, per mode; their values are not available to us."""
+
+
+def clinical_table(pop: pd.DataFrame) -> pd.DataFrame:
+    """Each clinical state of :data:`CLINICAL_STATES` in axial rotation and flexion over the
+    members of ``pop`` (``population.csv``): median and 5-95 % of the % change of the rotation
+    at 1.8 N m, Zdeblick et al.'s trend for that state, and whether the members agree with
+    the pattern (little change up to 50 %, the largest at 75-100 %: the state's median within
+    half of the 75-100 % medians' smaller one for the first group, at least twice the first
+    group's largest |median| for the second)."""
+    rows = []
+    for c in ("AR", "FLX"):
+        med = {}
+        for state, prefix in CLINICAL_STATES:
+            col = f"{prefix}_{c}_pct"
+            if col in pop:
+                med[state] = float(np.nanmedian(pop[col]))
+        small = [v for k, v in med.items() if not k.endswith(("-75", "-100"))]
+        large = [v for k, v in med.items() if k.endswith(("-75", "-100"))]
+        lim_small = max((abs(v) for v in small), default=math.nan)
+        lim_large = min(large, default=math.nan)
+        for state, prefix in CLINICAL_STATES:
+            col = f"{prefix}_{c}_pct"
+            if col not in pop:
+                continue
+            v = pop[col].to_numpy(float)
+            v = v[np.isfinite(v)]
+            big = state.endswith(("-75", "-100"))
+            agrees = (med[state] >= 2.0 * lim_small if big
+                      else abs(med[state]) <= 0.5 * lim_large)
+            rows.append({"state": state, "mode": c, "members": int(v.size),
+                         "median_pct": med[state], "q5_pct": float(np.percentile(v, 5)),
+                         "q95_pct": float(np.percentile(v, 95)),
+                         "zdeblick_1992": ZDEBLICK_TRENDS[c][int(big)],
+                         "agrees_with_pattern": bool(agrees), "kind": "predicted (not fitted)"})
+    return pd.DataFrame(rows)
+
+
 def section_tables(model, folder=None, *, check: bool = True) -> dict[str, pd.DataFrame]:
     """The tables of the report's population section from a committed result (default
     ``data/population/``), nothing recomputed but the cheap :func:`check_result`:
@@ -514,6 +573,8 @@ def section_tables(model, folder=None, *, check: bool = True) -> dict[str, pd.Da
       5-95 % band (never fitted: predictions), with Moroney's value where one exists;
     * ``zdeblick``: the graded facetectomy against Zdeblick et al.'s trend (little change up
       to 50 %, the largest at 75-100 %), the verdict in words;
+    * ``clinical``: every state of :data:`CLINICAL_STATES` over the members
+      (:func:`clinical_table`);
     * ``loo``, ``loo_failure``, ``lab_out``, ``forms``: the held-out checks where
       ``scripts/population_loo.py`` wrote them;
     * ``validity``: the members' phi_y validity limits and their sources;
@@ -535,6 +596,8 @@ def section_tables(model, folder=None, *, check: bool = True) -> dict[str, pd.Da
     pop = res["population.csv"]
     rows = []
     for col, label in QUANTITIES:
+        if col not in pop:          # a result written before the column existed
+            continue
         v = pop[col].to_numpy(float)
         fin = v[np.isfinite(v)]
         mode = col.removeprefix("ratio_")
@@ -558,6 +621,7 @@ def section_tables(model, folder=None, *, check: bool = True) -> dict[str, pd.Da
                   "pattern_agrees": bool(large > 2.0 * small and med[100] >= med[50]),
                   "change_100_at_least_20_pct": bool(med[100] >= SUBSTANTIAL_PCT)})
     out["zdeblick"] = pd.DataFrame(z)
+    out["clinical"] = clinical_table(pop)
     for name, key in (("loo_summary.csv", "loo"), ("loo_failure.csv", "loo_failure"),
                       ("lab_out.csv", "lab_out"), ("loo_forms.csv", "forms")):
         if (folder / name).is_file():

@@ -193,6 +193,7 @@ def write(rep, s) -> None:
     for k, c in enumerate(s.names, start=1):      # the longest stage: one message per case
         s.say(f"ramp {k}/{len(s.names)} to failure: {c} to {RAMP_TO_SCALE:g}x nominal")
         ramps[c] = ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
+    render = s.later(render_failures, ramps)      # beside the rest when the report allows
     fail, seq = failure_tables(ramps, s.cases)
     limits = load_validity_limits()
     flexion = limits.bound("phi_y", 1)
@@ -213,12 +214,15 @@ def write(rep, s) -> None:
              "equilibrium). Each ramp therefore stops at the first of: (1) the displacement of "
              "the loaded coordinate from the unloaded equilibrium reaches its bound in "
              "`data/validity_limits.csv`, and (2) a rupture leaves no ligament taut. The "
-             f"flexion bound, {flexion.value:g} deg, is the largest quasi-static flexion "
-             "rotation at failure of Voo et al. (1998): every specimen of that study had "
-             f"failed by then. The other bounds ({limits.bound('phi_y', -1).value:g} deg for "
-             f"the other rotations, {limits.bound('x', 1).value:g} mm for the translations) "
-             "are **assumed**: no source we could read gives failure displacements of a lower "
-             "cervical segment in those directions. "
+             f"flexion and extension bounds, {flexion.value:g} and "
+             f"{limits.bound('phi_y', -1).value:g} deg, are the largest rotations at which a "
+             "training specimen of Nightingale et al. (2002) is recorded carrying load (B07's "
+             "flexion failure test from its start, B05's last static extension step), so no "
+             "bound lies inside a training specimen's measured range. The other bounds "
+             f"({limits.bound('phi_z', 1).value:g} deg for lateral bending and axial rotation, "
+             f"{limits.bound('x', 1).value:g} mm for the translations) are **assumed**: no "
+             "source we could read gives failure displacements of a lower cervical segment in "
+             "those directions, and none lies inside a training measurement. "
              f"{BEYOND_LIMIT[0].upper()}{BEYOND_LIMIT[1:]}. The curves, the failure "
              "sequence and the failure loads below stop there, and the ultimate load is "
              "\"not predicted\" for a ramp that reached the limit.")
@@ -258,7 +262,7 @@ def write(rep, s) -> None:
                  "Liu 1998 (J Biomech Eng 120(6):693–696) flexed mid-lower cervical joints to "
                  "failure (n = 5, levels pooled: a corridor, not a C5–C6 value).")
         rep.table("failure_vs_voo1998", comparison)
-    rep.image("failure_3d", render_failures(ramps),
+    rep.image("failure_3d", render,
               "Each case just after its first rupture, or at its last row within the validity "
               "limit when the first rupture carried it past the limit or nothing broke, drawn "
               "to scale (not magnified: the motions near failure are large enough to see): "

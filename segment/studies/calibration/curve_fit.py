@@ -39,12 +39,13 @@ from segment.studies.calibration.result import (
     DATA_DETERMINED_VARIANCE_RATIO,
     RIDGE,
     STATUS_MESSAGES,
+    bound_flags,
 )
 from segment.studies.curves import load_curves
 from segment.studies.forms import load_form
 
 __all__ = ["FAILED_RESIDUAL", "START_POINTS", "calibrate_curves", "calibrate_each",
-           "population_table", "prior_starts"]
+           "form_that_fits", "population_table", "prior_starts"]
 
 log = logging.getLogger("segment.studies.calibration")
 
@@ -202,9 +203,7 @@ def calibrate_curves(curves=None, *, model, form=None, specimen: str | None = No
     sv = np.linalg.svd(S, compute_uv=False)    # for the summary (LAPACK: last digits vary)
     verdicts = tuple("data" if v < DATA_DETERMINED_VARIANCE_RATIO else "prior"
                      for v in post_sd ** 2 / prior_var)
-    width = space.upper - space.lower
-    at_bound = tuple("lower" if x - lo < 1e-6 * w else "upper" if hi - x < 1e-6 * w else ""
-                     for x, lo, hi, w in zip(p, space.lower, space.upper, width, strict=True))
+    at_bound = bound_flags(p, space.lower, space.upper)
     pred_sd = np.array([math.sqrt(max(0.0, _quad(J[i], cov))) for i in range(J.shape[0])])
     p_d = math.fsum(float(h_data[a, b]) * float(cov[b, a]) for a in range(space.dim)
                     for b in range(space.dim))
@@ -293,3 +292,27 @@ def population_table(fits) -> pd.DataFrame:
     tail = ["effective_parameters", "aic", "bic", "status"]
     names = list(fits[0].names) if fits else []
     return pd.DataFrame(rows, columns=head + names + tail)
+
+
+def form_that_fits(fit: CurveCalibration, *, model=None, forms=None,
+                   n_threads: int | None = 1) -> tuple[str, float] | None:
+    """``(form, rms_deg)`` of the packaged form (``forms``: names; default every form of
+    ``forms.csv`` but ``fit``'s own) that fits ``fit``'s points with the lowest RMS, when that
+    RMS is within :data:`~segment.studies.calibration.curve_result.RMS_WARN_FACTOR` times
+    their SD; None when none does. Each form is calibrated to the same points
+    (:func:`calibrate_curves`), so this costs one calibration per form: call it for a fit that
+    :meth:`~segment.studies.calibration.curve_result.CurveCalibration.misfit_warning` flags."""
+    from segment.studies.calibration.curve_result import RMS_WARN_FACTOR
+    from segment.studies.forms import form_names
+
+    names = [f for f in (form_names() if forms is None else forms) if f != fit.form]
+    best = None
+    for name in names:
+        other = calibrate_curves(targets=fit.targets, form=name, model=model,
+                                 point_sd=fit.point_sd_deg, n_threads=n_threads)
+        rms = other.rms_deg
+        if other.success and math.isfinite(rms) and (best is None or rms < best[1]):
+            best = (name, rms)
+    if best is None or best[1] > RMS_WARN_FACTOR * fit.point_sd_deg:
+        return None
+    return best

@@ -11,6 +11,12 @@ import pandas as pd
 
 from segment.studies.calibration.curve_targets import CurveTargets
 
+RMS_WARN_FACTOR = 3.0
+"""A fit whose RMS exceeds this many times its points' SD does not fit its data: its Laplace
+posterior (which takes the residuals as draws of that SD) then understates the uncertainty, and
+the form's structure, not the data's noise, carries the misfit. 3: a fit at the assumed SD has
+an RMS near 1 SD; 3 SD RMS is a residual sum of squares 9 times what the error model allows."""
+
 __all__ = ["CurveCalibration"]
 
 
@@ -147,6 +153,29 @@ class CurveCalibration:
                 "n_points": self.n_points, "rms_deg": self.rms_deg, "max_deg": self.max_deg,
                 "effective_parameters": self.effective_parameters, "aic": self.aic,
                 "bic": self.bic, "status": self.message}
+
+    @property
+    def point_sd_deg(self) -> float:
+        """The SD of the fitted points [deg] (their largest, where they differ)."""
+        sd = np.asarray(self.targets.sd, dtype=float)
+        return float(np.max(sd)) if sd.size else math.nan
+
+    def misfit_warning(self, *, better: tuple[str, float] | None = None) -> str | None:
+        """A sentence when the fit's RMS exceeds :data:`RMS_WARN_FACTOR` times its points' SD
+        (None otherwise); ``better``: ``(form, rms_deg)`` of a form that fits the same points
+        within that factor, named in the sentence."""
+        sd, rms = self.point_sd_deg, self.rms_deg
+        if not (math.isfinite(rms) and math.isfinite(sd)) or rms <= RMS_WARN_FACTOR * sd:
+            return None
+        text = (f"the {self.form} form does not fit {self.targets.label}: RMS "
+                f"{rms:.2f} deg is {rms / sd:.1f} times the points' SD {sd:g} deg (more than "
+                f"{RMS_WARN_FACTOR:g}): its posterior SDs understate the uncertainty")
+        if better is not None:
+            text += (f"; the {better[0]} form fits these points to {better[1]:.2f} deg RMS "
+                     f"(segment calibrate --curves ... --form {better[0]})")
+        else:
+            text += "; no packaged form fits them within that"
+        return text
 
     def summary(self) -> str:
         """Plain text: status, error, parameters, identifiability."""

@@ -16,18 +16,12 @@ from segment.studies.calibration.result import (
     RIDGE,
     STATUS_MESSAGES,
     CalibrationResult,
+    bound_flags,
 )
 from segment.studies.calibration.targets import load_targets
 from segment.studies.space import load_space
 
 log = logging.getLogger("segment.studies.calibration")
-
-AT_BOUND_TOL = 1e-4
-"""A MAP value within this fraction of its range width of a bound is reported at that bound.
-
-The trust-region steps approach an active bound without landing on it: the shipped set's
-l0_ISL ended within 5e-6 mm of its upper bound 16.5 mm (written as 16.5) and was reported "no"
-with the former tolerance of 1e-6 of the width."""
 
 
 def _laplace(space, J_data, p):
@@ -135,10 +129,7 @@ def calibrate(model, targets=None, *, space=None, x0=None, misfit_check: bool = 
     sv = np.linalg.svd(S, compute_uv=False)
     verdicts = tuple("data" if v < DATA_DETERMINED_VARIANCE_RATIO else "prior"
                      for v in post_sd ** 2 / prior_var)
-    width = space.upper - space.lower
-    at_bound = tuple("lower" if x - lo <= AT_BOUND_TOL * w else "upper"
-                     if hi - x <= AT_BOUND_TOL * w else ""
-                     for x, lo, hi, w in zip(p, space.lower, space.upper, width, strict=True))
+    at_bound = bound_flags(p, space.lower, space.upper)
     pred_sd = np.sqrt(np.einsum("ij,jk,ik->i", J, cov, J))
     missed = np.flatnonzero(np.abs(y - targets.values) > MISFIT_Z * targets.sd)
     misfits = (_misfits(fwd, space, targets, p, y, missed) if misfit_check

@@ -18,6 +18,23 @@ RIDGE = 1e-6
 MAP: a flat prior leaves the MAP undetermined along directions the data cannot see, and the
 trust-region steps then wander there (measured: an unseen rest length moved 0.15 mm); the
 ridge keeps such a parameter at its start and moves a seen one by ~1e-12 of its range."""
+AT_BOUND_TOL = 1e-4
+"""A MAP value within this fraction of its range width of a bound is reported at that bound
+(the same rule for ``segment calibrate`` and ``segment calibrate --curves``).
+
+The trust-region steps approach an active bound without landing on it: the shipped set's
+l0_ISL ended within 5e-6 mm of its upper bound 16.5 mm (written as 16.5) and was reported "no"
+with the former tolerance of 1e-6 of the width, which the curve calibration still used."""
+
+
+def bound_flags(x, lower, upper) -> tuple[str, ...]:
+    """``"lower"``, ``"upper"`` or ``""`` per parameter: whether the MAP ``x`` lies within
+    :data:`AT_BOUND_TOL` of its range's width of a bound."""
+    return tuple("lower" if v - lo <= AT_BOUND_TOL * (hi - lo) else "upper"
+                 if hi - v <= AT_BOUND_TOL * (hi - lo) else ""
+                 for v, lo, hi in zip(x, lower, upper, strict=True))
+
+
 STATUS_MESSAGES = {
     0: "converged",
     1: "the optimizer stopped without convergence",
