@@ -33,10 +33,23 @@ J. *the web explorer's inputs*: a control value or an HTTP request (foreign Host
    error, leaves a stalled connection open, or prints a traceback; the clinical states
    missing from the explorer.
 
+Issue 31, the inputs (``--issue 31-inputs``), one class per kind of input, each probe one of
+the reviewer's examples, counted as *accepted wrongly* (the input used, a wrong result, a run
+that does not stop) or *unclear error* (a traceback, the message of a library underneath, or
+one that does not name the file, row, column or argument and the value):
+
+K. *specimen curves* (``segment curves``, ``compare``, ``calibrate --curves``, the optimiser);
+L. *populations* (``population.csv``, member folders and what they record);
+M. *dynamics* (pulse tables and samples, payloads, run settings, API and command line);
+N. *clinical states and compare* (operation arguments, ``--scale``, ``--steps``);
+O. *results* (pickling, no NaN as an answer, parquet read-back naming the file);
+P. *what a newcomer sees* (set-up warnings, examples that leave files, printouts, figures).
+
     PYTHONPATH=<old checkout> python scripts/reliability_census.py     # "before"
     python scripts/reliability_census.py [--json FILE]                  # "after"
     python scripts/reliability_census.py --issue 21 --json FILE         # classes E-I only
     python scripts/reliability_census.py --issue 31 --json FILE         # class J only
+    python scripts/reliability_census.py --issue 31-inputs --json FILE  # classes K-P
 """
 
 from __future__ import annotations
@@ -888,6 +901,498 @@ def run_issue31() -> dict:
     })
 
 
+# ---------------------------------------------------------------- issue 31: the inputs
+# Verdicts per probe: "ok", "A" (accepted wrongly: a faulty input used, a wrong result
+# returned, a run that does not stop) or "B" (an unclear error: a traceback, an error of the
+# library underneath, or a message that does not name the file, row, column or argument and
+# the value).
+CALIBRATE_TIMEOUT_S = 150.0   # a calibration still running then has accepted its input
+CHILD_TIMEOUT_S = 60.0        # an API call in a child process (a run of hours, a spin on NaN)
+
+
+def _api_verdict(fn, words=(), types=(TypeError, ValueError)) -> tuple[str, str]:
+    """ok when ``fn()`` raises one of ``types`` whose message holds every word; B for another
+    exception or a message without them; A when it returns."""
+    try:
+        out = fn()
+    except types as exc:
+        msg = str(exc)
+        missing = [w for w in words if w not in msg]
+        return ("ok" if not missing else "B",
+                f"{type(exc).__name__}: {msg}"[:300] + (f" [lacks {missing}]" if missing
+                                                        else ""))
+    except Exception as exc:
+        return "B", f"{type(exc).__name__}: {exc}"[:300]
+    return "A", f"accepted ({type(out).__name__})"
+
+
+def _cli_verdict(args, cwd: Path, words=(), *, timeout: float = 600.0,
+                 folder: str | None = None) -> tuple[str, str]:
+    """A command (subprocess): ok when it exits with code 2 and one stderr line holding every
+    word (and leaves no ``folder``); A when it exits 0 or 1, runs past ``timeout`` or writes
+    ``folder``; B otherwise (a traceback, a message without the words)."""
+    code, _, err = _run_cli(args, cwd, timeout=timeout)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    text = " | ".join(lines)[-300:]
+    wrote = folder is not None and (cwd / folder).exists()
+    if code in ("timeout", 0, 1) or wrote:
+        return "A", f"exit {code}{', wrote ' + folder if wrote else ''}: {text}"
+    if code == 2 and len(lines) == 1 and all(w in lines[0] for w in words):
+        return "ok", f"exit 2: {text}"
+    return "B", f"exit {code}: {text}"
+
+
+def _child_verdict(code: str, words=(), *, timeout: float = CHILD_TIMEOUT_S) -> tuple[str, str]:
+    """``code`` in a child Python that prints ``REFUSED <message>`` for a TypeError or
+    ValueError and ``RETURNED <text>`` otherwise: ok when refused with the words; A when it
+    returns or runs past ``timeout`` (or past 3 GB); B for anything else."""
+    import os
+    import subprocess
+    import textwrap
+    import time
+
+    script = ("import sys\ntry:\n" + textwrap.indent(code, "    ")
+              + "\nexcept (TypeError, ValueError) as exc:\n"
+                "    print('REFUSED', type(exc).__name__, exc)\n    sys.exit(0)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    t0, verdict = time.monotonic(), None
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as fh:
+                rss = next((int(ln.split()[1]) for ln in fh if ln.startswith("VmRSS")), 0)
+        except OSError:
+            rss = 0
+        if rss > 3 * 1024 ** 2:
+            verdict = "more than 3 GB of memory"
+        elif time.monotonic() - t0 > timeout:
+            verdict = f"still running after {timeout:g} s"
+        if verdict:
+            proc.kill()
+            break
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    if verdict:
+        return "A", verdict
+    if out.startswith("REFUSED"):
+        missing = [w for w in words if w not in out]
+        return ("ok" if not missing else "B", out.strip()[:300]
+                + (f" [lacks {missing}]" if missing else ""))
+    if "RETURNED" in out:
+        return "A", out.strip()[-300:]
+    return "B", (err.strip().splitlines() or ["no output"])[-1][:300]
+
+
+def curve_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class K: specimen curve files and what is computed from them."""
+    import input_mutations as im
+
+    from segment.studies.curves import compare
+
+    model = segment.c5c6()
+    out = {}
+    for name, (_, line, column) in im.CURVE_FAULTS.items():
+        path = im.curve_file(workdir, name)
+        words = [path.name, column] + ([f"line {line}"] if line else [])
+        out[f"compare: {name}"] = _api_verdict(lambda p=path: compare(model, p), words)
+        out[f"segment curves: {name}"] = _cli_verdict(
+            ["curves", str(path), "--no-metrics", "--out", f"out_{path.stem}"], workdir,
+            [path.name])
+    for name in im.CORRIDOR_FAULTS:
+        path = im.curve_file(workdir, name)
+        out[f"compare: {name}"] = _api_verdict(lambda p=path: compare(model, p),
+                                               [path.name, "flexion"])
+        out[f"segment curves: {name}"] = _cli_verdict(
+            ["curves", str(path), "--no-metrics", "--out", f"out_{path.stem}"], workdir,
+            [path.name])
+    out["compare(None)"] = _api_verdict(lambda: compare(None), ["model"])
+    for name in ("every rotation negated", "rotations in radians under rotation_deg",
+                 "origin points marked as measured"):
+        path = im.curve_file(workdir, name)
+        folder = f"cal_{path.stem}"
+        out[f"segment calibrate --curves: {name}"] = _cli_verdict(
+            ["calibrate", "--curves", str(path), "--specimen", "B03", "--form",
+             "reference-strain", "--out", folder], workdir, [path.name],
+            timeout=CALIBRATE_TIMEOUT_S, folder=folder)
+
+    def lm_nan():
+        verdict, detail = _child_verdict(
+            "import numpy as np\n"
+            "from segment.studies.calibration.lm import least_squares_bounded\n"
+            "r = least_squares_bounded(lambda p: np.full(3, np.nan), lambda p: np.ones((3, 2)),"
+            " [0.5, 0.5], [0.0, 0.0], [1.0, 1.0])\n"
+            "print('RETURNED', r.status, r.message)", timeout=30.0)
+        if verdict == "A" and detail.startswith("RETURNED") and "not finite" in detail \
+                and not detail.startswith("RETURNED 1") and " 0 " not in detail[:12]:
+            return "ok", detail
+        return ("A" if verdict == "A" else "B"), detail
+    out["least squares on NaN residuals stops and says why"] = lm_nan()
+    return out
+
+
+def population_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class L: population.csv files and population folders (recorded facts)."""
+    import shutil
+
+    import input_mutations as im
+
+    from segment.studies.population import Population
+
+    model = segment.c5c6()
+    out = {}
+    for k, (name, (edit, line, column)) in enumerate(im.POPULATION_CSV_FAULTS.items()):
+        path = im.curve_population(workdir / f"csv_{k}", edit)
+        if name == "converged = no counts":
+            def probe(p=path):
+                try:
+                    pop = Population.from_csv(p, model)
+                except Exception as exc:
+                    return "B", f"{type(exc).__name__}: {exc}"[:300]
+                return (("ok", f"members {pop.names}") if "B04" not in pop.names else
+                        ("A", f"B04 (converged = no) is a member: {pop.names}"))
+            out[f"from_csv: {name}"] = probe()
+            continue
+        words = [path.name] + ([f"line {line}"] if line else []) + ([column] if column else [])
+        out[f"from_csv: {name}"] = _api_verdict(lambda p=path: Population.from_csv(p, model), words)
+    reference = im.virtual_population(workdir / "members")
+    for k, (name, (edit, words)) in enumerate(im.POPULATION_FOLDER_FAULTS.items()):
+        folder = workdir / f"folder_{k}"
+        shutil.copytree(reference, folder)
+        edit(folder)
+        out[f"from_folders: {name}"] = _api_verdict(
+            lambda f=folder: Population.from_folders(f, model), words)
+    return out
+
+
+def dynamics_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class M: pulses, payloads and run settings of the dynamics (API and command line)."""
+    import input_mutations as im
+
+    from segment.solvers.dynamics import BaseExcitation, Payload
+
+    model = segment.c5c6()
+    flx = segment.LOAD_CASES["FLX"]
+    ms = im.pulse_in_ms(workdir)
+    head = (0.02, 0.0, 0.0)
+    out = {
+        "from_csv: a pulse table in ms read as seconds": _api_verdict(
+            lambda: BaseExcitation.from_csv(ms), [ms.name, "line 3", "t_s"]),
+        "segment simulate --base-csv (ms as s)": _cli_verdict(
+            ["simulate", "--base-csv", str(ms), "--t-end", "0.01", "--out", "ms.csv"],
+            workdir, [ms.name]),
+        "from_samples: a 20 s pulse": _api_verdict(
+            lambda: BaseExcitation.from_samples([0.0, 10.0, 20.0], acceleration_g=[
+                [0, 0, 0], [1, 0, 0], [0, 0, 0]]), ["t_s", "20"]),
+        "triangular: a 20 s pulse": _api_verdict(
+            lambda: BaseExcitation.triangular(duration_s=20.0), ["duration_s"]),
+        "Payload(mass_kg=4500)": _api_verdict(
+            lambda: Payload(mass_kg=4500.0, inertia_kg_cm2=(200, 200, 200), cog_mm=head),
+            ["mass_kg", "4500"]),
+        "Payload inertia 1e7 kg cm^2": _api_verdict(
+            lambda: Payload(mass_kg=4.5, inertia_kg_cm2=(1e7, 1e7, 1e7), cog_mm=head),
+            ["inertia_kg_cm2"]),
+        "Payload centre of gravity 5 m away": _api_verdict(
+            lambda: Payload(mass_kg=4.5, inertia_kg_cm2=(200, 200, 200),
+                            cog_mm=(5000.0, 0, 0)), ["cog_mm"]),
+        "simulate(t_end=1e7)": _child_verdict(
+            "import segment\n"
+            "r = segment.simulate(segment.c5c6(), segment.LOAD_CASES['FLX'], t_end=1e7)\n"
+            "print('RETURNED', r.message)", ["t_end"]),
+        "simulate(ramp=1e7)": _api_verdict(
+            lambda: segment.simulate(model, flx, t_end=0.001, ramp=1e7), ["ramp"]),
+        "simulate(method='lsv', dt=0.01)": _api_verdict(
+            lambda: segment.simulate(model, flx, t_end=0.02, method="lsv", dt=0.01), ["dt"]),
+    }
+    return out
+
+
+def states_compare_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class N: the clinical operations' arguments and ``compare`` (API and command line)."""
+    from segment.core import states as st
+    from segment.studies.compare import compare_states
+
+    model = segment.c5c6()
+    flx = {"FLX": segment.LOAD_CASES["FLX"]}
+    out = {
+        "resect_facet(model, 'right', 'half')": _api_verdict(
+            lambda: st.resect_facet(model, "right", "half"), ["fraction", "half"]),
+        "cut(model, ['FL'], fraction='half')": _api_verdict(
+            lambda: st.cut(model, ["FL"], fraction="half"), ["fraction", "half"]),
+        "replace_disc with a 2-component centre": _api_verdict(
+            lambda: st.replace_disc(model, cor_c6_mm=(0.0, 1.0), k_rotation_Nm_per_deg=0.5,
+                                    k_translation_N_per_mm=1e4), ["cor_c6_mm"]),
+        "fuse at 1e9 N m/deg (states.csv refuses it)": _api_verdict(
+            lambda: st.fuse(model, k_rotation_Nm_per_deg=1e9, k_translation_N_per_mm=1e4),
+            ["k_rotation_Nm_per_deg"]),
+        "degenerate(compression='x')": _api_verdict(
+            lambda: st.degenerate(model, compression="x", shear=1.3), ["compression"]),
+        "compare_states(None, ...)": _api_verdict(
+            lambda: compare_states(None, ["laminectomy"], flx), ["model"]),
+        "compare_states(scale=-1e5)": _api_verdict(
+            lambda: compare_states(model, ["laminectomy"], flx, scale=-1e5), ["scale"]),
+        "compare_states(steps=10**9)": _child_verdict(
+            "import segment\nfrom segment.studies.compare import compare_states\n"
+            "c = compare_states(segment.c5c6(), ['laminectomy'], "
+            "{'FLX': segment.LOAD_CASES['FLX']}, ramp_to_scale=2, steps=10**9)\n"
+            "print('RETURNED', len(c.frame))", ["steps"]),
+        "segment compare --scale -1e5": _cli_verdict(
+            ["compare", "FLX", "--states", "laminectomy", "--scale", "-1e5"], workdir,
+            ["--scale"]),
+        "segment compare --scale 1e306": _cli_verdict(
+            ["compare", "FLX", "--states", "laminectomy", "--scale", "1e306"], workdir,
+            ["--scale"]),
+        "segment compare --steps 1000000000": _cli_verdict(
+            ["compare", "FLX", "--states", "laminectomy", "--to-scale", "2", "--steps",
+             "1000000000"], workdir, ["--steps"]),
+    }
+    return out
+
+
+def result_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class O: results: pickled and read back, never NaN as an answer, files named."""
+    import pickle
+
+    from segment.studies.sets import SetsResult
+    from segment.studies.space import load_space
+
+    model = segment.c5c6()
+    flx = segment.LOAD_CASES["FLX"]
+    out = {}
+
+    def round_trip(make):
+        def probe():
+            try:
+                obj = make()
+            except Exception as exc:
+                return "B", f"making it: {type(exc).__name__}: {exc}"[:200]
+            try:
+                back = pickle.loads(pickle.dumps(obj))
+            except Exception as exc:
+                return "B", f"{type(exc).__name__}: {exc}"[:200]
+            return "ok", f"{type(back).__name__} pickled and read back"
+        return probe
+
+    probes = {
+        "pickle the model": round_trip(lambda: model),
+        "pickle a solve of a clinical state": round_trip(
+            lambda: segment.solve(model.with_state("laminectomy"), flx)),
+        "pickle a ramp": round_trip(lambda: segment.ramp(model, flx, to_scale=2, steps=4)),
+    }
+
+    def absurd_start(call):
+        def probe():
+            try:
+                r = call()
+            except (TypeError, ValueError) as exc:
+                ok = "q0" in str(exc)
+                return ("ok" if ok else "B"), f"{type(exc).__name__}: {exc}"[:200]
+            except Exception as exc:
+                return "B", f"{type(exc).__name__}: {exc}"[:200]
+            norms = np.atleast_1d(getattr(r, "residual_norm", np.nan))
+            if np.isnan(norms).any():
+                return "A", f"returned residual_norm = {norms[:3]}"
+            return "ok", f"returned, residual_norm {norms[:3]}, not converged"
+        return probe
+
+    probes["solve from q0 = 1e200"] = absurd_start(
+        lambda: segment.solve(model, flx, q0=np.full(6, 1e200)))
+    probes["solve_many from q0 = 1e200"] = absurd_start(
+        lambda: segment.solve_many(model, np.array([flx.as_array()]), q0=np.full(6, 1e200)))
+
+    def parquet(path, banned=("Parquet", "parquet input source", "magic bytes")):
+        def probe():
+            try:
+                SetsResult.read_parquet(path)
+            except ValueError as exc:
+                msg = str(exc)
+                leaked = [b for b in banned if b in msg]
+                named = not msg.startswith(".:") and (str(path) in msg or repr(str(path)) in msg)
+                ok = named and not leaked
+                return ("ok" if ok else "B"), msg[:240]
+            except Exception as exc:
+                return "B", f"{type(exc).__name__}: {exc}"[:200]
+            return "A", "accepted"
+        return probe
+
+    space = load_space()
+    from segment.studies.sets import solve_sets
+
+    folder = workdir / "results"
+    folder.mkdir()
+    solve_sets(model, space.sample(2, seed=1), [flx], space=space).to_parquet(
+        folder / "sets.parquet")
+    (workdir / "notes.parquet").write_text("not parquet\n", encoding="utf-8")
+    probes["read_parquet('')"] = parquet("")
+    probes["read_parquet(a folder holding a result)"] = parquet(str(folder))
+    probes["read_parquet(a text file)"] = parquet(str(workdir / "notes.parquet"))
+    for name, probe in probes.items():
+        try:
+            out[name] = probe()
+        except Exception as exc:
+            out[name] = ("B", f"probe raised {type(exc).__name__}: {exc}"[:200])
+    return out
+
+
+def _would_be_ignored(root: Path) -> list[str]:
+    """Folders whose files pyproject ships through a parent package's patterns although the
+    folder is a package name of its own: setuptools' "Package would be ignored" warnings."""
+    import tomllib
+
+    cfg = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages, dirs = set(cfg["packages"]), cfg.get("package-dir", {})
+
+    def folder(pkg):
+        for prefix in sorted(dirs, key=len, reverse=True):
+            if pkg == prefix or pkg.startswith(prefix + "."):
+                rest = pkg[len(prefix):].lstrip(".")
+                return root / dirs[prefix] / Path(*rest.split(".")) if rest else \
+                    root / dirs[prefix]
+        return root / Path(*pkg.split("."))
+
+    found = set()
+    for pkg, patterns in cfg.get("package-data", {}).items():
+        base = folder(pkg)
+        for pattern in patterns:
+            for f in base.glob(pattern):
+                parts = f.parent.relative_to(base).parts
+                for k in range(1, len(parts) + 1):
+                    if not all(p.isidentifier() for p in parts[:k]):
+                        break
+                    name = ".".join((pkg, *parts[:k]))
+                    if name not in packages:
+                        found.add(name)
+    return sorted(found)
+
+
+_WRITERS = re.compile(r">>>.*\b(?:to_parquet|to_csv|savefig|render|render_grid|export|"
+                      r"write_text|write_bytes|figure)\(\s*(?:[^,()]*,\s*)?"
+                      r"[\"']([^\"'/]+\.[A-Za-z0-9]+)[\"']")
+
+
+def _examples_writing_here(root: Path) -> list[str]:
+    """Example lines of the README and the docs that write a file by a bare name (into the
+    working directory, left behind as untracked files)."""
+    hits = []
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for k, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+            m = _WRITERS.search(line)
+            if m:
+                hits.append(f"{page.relative_to(root)}:{k}: {m.group(1)}")
+    return hits
+
+
+def newcomer_probes(workdir: Path) -> dict[str, tuple[str, str]]:
+    """Class P: what a newcomer sees (set-up warnings, examples that leave files, the
+    compare and ramp printouts, two figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    root = Path(__file__).resolve().parent.parent
+    out = {}
+    ignored = _would_be_ignored(root)
+    out["set-up: no 'Package would be ignored' warning"] = (
+        "ok" if not ignored else "A", f"{len(ignored)} folders: {ignored}")
+    hits = _examples_writing_here(root)
+    out["examples write no file into the working directory"] = (
+        "ok" if not hits else "A", f"{len(hits)}: {hits[:4]}")
+
+    long_state = "laminectomy+facetectomy-right-50"
+    code, text, _err = _cli_in_process(["compare", "FLX", "EXT", "--states",
+                                       f"laminectomy,{long_state}"])
+    rows = [ln for ln in text.splitlines() if ln.startswith(("intact ", "laminectomy"))
+            and ("FLX" in ln or "EXT" in ln)]
+    # where the case starts on each row (a long name pushes it right, without a space)
+    case_col = {ln.find("FLX") if "FLX" in ln else ln.find("EXT") for ln in rows}
+    aligned = len(case_col) == 1 and len(rows) >= 6
+    out["compare: long state names aligned"] = (
+        "ok" if aligned and code == 0 else "A", f"exit {code}, case column at {sorted(case_col)}")
+    out["compare: no -0.000"] = ("ok" if "-0.000" not in text and code == 0 else "A",
+                                 f"{text.count('-0.000')} times")
+    code, text, _err = _cli_in_process(["ramp", "FLX", "--to-scale", "2", "--steps", "4"])
+    out["ramp without --out names no CSV"] = (
+        "ok" if code == 0 and "CSV" not in text else "A",
+        next((ln for ln in text.splitlines() if "CSV" in ln), f"exit {code}")[:160])
+
+    from segment.report.curve_figures import population_bands_figure
+
+    members = [0.20, 0.20, 0.21, 0.30, 0.35]
+    bands = pd.DataFrame([{"case": "FLX", "unit": "deg", "q5": 0.20, "q95": 0.34,
+                           "median": 0.21, "members": members, "published": 0.25},
+                          {"case": "AS", "unit": "mm", "q5": -0.40, "q95": -0.39,
+                           "median": -0.40, "members": [-0.40] * 5, "published": -0.3}])
+    fig = population_bands_figure(bands)
+    clipped = []
+    for ax in fig.axes:
+        lo, hi = ax.get_ylim()
+        pad = 0.01 * (hi - lo)
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), dtype=float)
+            if y.size and (y.min() < lo + pad or y.max() > hi - pad):
+                clipped.append(f"{ax.get_ylabel()}: {y.min():g}..{y.max():g} in {lo:g}..{hi:g}")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    out["population bands: no member on the axis' edge"] = (
+        "ok" if not clipped else "A", "; ".join(clipped)[:200] or "all inside")
+
+    from segment.studies.compare import compare_states
+
+    c = compare_states(segment.c5c6(), ["laminectomy"], {k: segment.LOAD_CASES[k]
+                                                         for k in ("FLX", "AS")})
+    fig = c.figure()
+    facet_ax = next(ax for ax in fig.axes if "facet" in ax.get_ylabel())
+    labels = [t.get_text() for t in facet_ax.get_xticklabels()]
+    plt.close(fig)
+    out["clinical figure: the facet-force panel is not labelled [deg]"] = (
+        "ok" if not any("[deg]" in t or "[mm]" in t for t in labels) else "A",
+        f"facet panel ticks {labels}")
+
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    m = re.search(r'failure_loads\(\)\["sequence"\].*\n(\[.*\])', readme)
+    got = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"],
+                       to_scale=10).failure_loads()["sequence"]
+    out["README example prints what it shows"] = (
+        "ok" if m and m.group(1) == repr(got) else "A",
+        f"README {m.group(1) if m else None}, computed {got}")
+    return out
+
+
+INPUT_CLASSES = {
+    "K_curves": curve_probes,
+    "L_populations": population_probes,
+    "M_dynamics": dynamics_probes,
+    "N_states_and_compare": states_compare_probes,
+    "O_results": result_probes,
+    "P_newcomer": newcomer_probes,
+}
+
+
+def run_issue31_inputs(classes=None) -> dict:
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for key, fn in INPUT_CLASSES.items():
+            if classes and key not in classes:
+                continue
+            folder = Path(tmp) / key
+            folder.mkdir()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    results[key] = fn(folder)
+                except Exception as exc:       # a class that cannot run: one unclear error
+                    results[key] = {"class could not run": (
+                        "B", f"{type(exc).__name__}: {exc}"[:300])}
+    counts = {key: {"probes": len(res),
+                    "accepted_wrong": sum(v == "A" for v, _ in res.values()),
+                    "unclear_error": sum(v == "B" for v, _ in res.values())}
+              for key, res in results.items()}
+    return sanitize({"counts": counts,
+                     "probes": {key: {k: {"verdict": v, "detail": d} for k, (v, d) in
+                                      res.items()} for key, res in results.items()}})
+
+
 def _which() -> dict:
     """Which package was measured, without machine paths: its version and whether it is this
     checkout's (else an older copy put first on PYTHONPATH)."""
@@ -924,16 +1429,22 @@ def run() -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None, help="also write the full census here")
-    parser.add_argument("--issue", choices=("14", "21", "31", "all"), default="all",
+    parser.add_argument("--issue", choices=("14", "21", "31", "31-inputs", "all"),
+                        default="all",
                         help="which census: the model tables, solver and contact (14), the "
-                             "study inputs (21), the web explorer's inputs (31), or all "
-                             "(default)")
+                             "study inputs (21), the web explorer's inputs (31), the inputs, "
+                             "recorded facts, results and newcomer faults of issue 31 "
+                             "(31-inputs: classes K-P), or all (default)")
+    parser.add_argument("--classes", nargs="+", default=None, metavar="KEY",
+                        help="with --issue 31-inputs: only these classes (e.g. K_curves)")
     args = parser.parse_args(argv)
     report = run() if args.issue in ("14", "all") else {"segment": _which()}
     if args.issue in ("21", "all"):
         report["issue21"] = run_issue21()
     if args.issue in ("31", "all"):
         report["issue31"] = run_issue31()
+    if args.issue in ("31-inputs", "all"):
+        report["issue31_inputs"] = run_issue31_inputs(args.classes)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"segment from {report['segment']}")
@@ -956,6 +1467,13 @@ def main(argv=None) -> int:
         for k, v in r31["explorer"].items():
             if not v["ok"]:
                 print(f"  [explorer] {k}: FAIL {v['detail']}"[:220])
+    if "issue31_inputs" in report:
+        r = report["issue31_inputs"]
+        print(json.dumps({"issue31_inputs_counts": r["counts"]}, indent=2))
+        for key, res in r["probes"].items():
+            for k, v in res.items():
+                if v["verdict"] != "ok":
+                    print(f"  [{key}] {k}: {v['verdict']} {v['detail']}"[:220])
     for section in ("data", "solver", "contact") if "data" in report else ():
         for k, v in report[section].items():
             bad = v.get("verdict", "ok") != "ok" if section == "data" else not v["ok"]

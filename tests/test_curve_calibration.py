@@ -319,7 +319,7 @@ def test_cli_curve_usage_errors(tmp_path, capsys):
         (["calibrate", "--curves", curves, "--each", "--samples", "10"],
          "--samples with --curves samples the population posterior"),
         (["calibrate", "--curves", str(tmp_path / "none.csv")], "curves file not found"),
-        (["curves", "--min-specimens", "0"], "--min-specimens must be >= 1"),
+        (["curves", "--min-specimens", "0"], "--min-specimens must be >= 2"),
     ):
         code, _, err = run(capsys, *argv, "--out", tmp_path / "o")
         assert code == EXIT_USAGE, (argv, err)

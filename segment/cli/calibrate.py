@@ -192,7 +192,7 @@ def run_curves(args, argv) -> int:
         from segment._extras import require
 
         require("emcee", "study", "segment calibrate --curves --samples")
-    curves = load_curves(args.curves or None)
+    curves = load_curves(args.curves or None, strict=not args.allow_implausible)
     form = load_form(args.form)
     if args.specimen is not None and args.specimen not in curves.specimens:
         raise UsageError(f"--specimen {args.specimen}: not in {Path(curves.path).name} "

@@ -12,10 +12,13 @@ from segment.cli._common import (
     check_output_file,
     check_output_folder,
     command,
+    count_option,
     model_for,
     number_option,
     progress_bar,
 )
+from segment.cli.solve import check_scale
+from segment.core.checks import RAMP_STEPS
 
 
 def register(sub) -> None:
@@ -33,8 +36,8 @@ def register(sub) -> None:
     number_option(p, "--to-scale", default=None, metavar="S",
                   help="also ramp every case to S times its load with ligament rupture and "
                        "compare the failure loads and sequences (segment ramp)")
-    p.add_argument("--steps", type=int, default=200, metavar="N",
-                   help="load steps of --to-scale (default 200)")
+    count_option(p, "--steps", maximum=RAMP_STEPS, why="RAMP_STEPS", default=200, metavar="N",
+                 help=f"load steps of --to-scale (default 200, at most {RAMP_STEPS:,})")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="write comparison.csv, unloaded.csv (and failure.csv) and "
                         "comparison.png into DIR")
@@ -72,19 +75,20 @@ def _origin(args, path) -> str:
 
 
 def _fmt(v, digits=3):
+    """``v`` to ``digits`` decimals; ``-`` for NaN; never ``-0.000`` (a change that rounds
+    to zero is zero)."""
     if isinstance(v, float) and not math.isfinite(v):
         return "-"
-    return f"{v:.{digits}f}"
+    return f"{round(float(v), digits) + 0.0:.{digits}f}"
 
 
 def run_compare(args, argv) -> int:
     from segment.studies.compare import BASELINES, compare_states
 
     chosen = cases(args, args.cases)
+    check_scale(args, chosen)          # as segment solve --scale: the same loads are solved
     if args.to_scale is not None and not args.to_scale > 0:
         raise UsageError(f"--to-scale must be > 0, got {args.to_scale:g}")
-    if args.steps < 1:
-        raise UsageError(f"--steps must be >= 1, got {args.steps}")
     if args.out:
         check_output_folder(args.out, "--out")
     if args.figure:
@@ -132,29 +136,33 @@ def run_compare(args, argv) -> int:
     for key, text in BASELINES.items():
         print(f"  {key + ':':<8}{text}")
     facet_cols = [col for col in c.frame.columns if col.startswith("facet_")]
-    print(f"{'state':<26}{'case':<6}{'own':>9}{'change':>9}{'%':>8}{'intact':>9}"
+    # the columns as wide as their longest entry: long (combined) state names stay aligned
+    w_state = max(len("state"), *(len(s) for s in c.states)) + 2
+    w_case = max(len("case"), *(len(ld) for ld in c.loads)) + 2
+    print(f"{'state':<{w_state}}{'case':<{w_case}}{'own':>9}{'change':>9}{'%':>8}{'intact':>9}"
           f"{'change':>9}{'%':>8}  facets L / R [N]  status")
     for _, r in c.frame.iterrows():
         if not r["converged"]:
-            print(f"{r['state']:<26}{r['load']:<6}  NOT CONVERGED (status {r['status']})")
+            print(f"{r['state']:<{w_state}}{r['load']:<{w_case}}  NOT CONVERGED (status "
+                  f"{r['status']})")
             continue
-        facets = " / ".join(f"{r[col]:.1f}" for col in facet_cols)
+        facets = " / ".join(_fmt(r[col], 1) for col in facet_cols)
         flag = "" if r["intact"] else f"  BEYOND LIMITS: {r['limit_flags']}"
-        print(f"{r['state']:<26}{r['load']:<6}{_fmt(r['main_own']):>9}"
+        print(f"{r['state']:<{w_state}}{r['load']:<{w_case}}{_fmt(r['main_own']):>9}"
               f"{_fmt(r['change_own']):>9}{_fmt(r['change_own_pct'], 1):>8}"
               f"{_fmt(r['main_from_intact']):>9}{_fmt(r['change_from_intact']):>9}"
               f"{_fmt(r['change_from_intact_pct'], 1):>8}  {facets:<17} {r['status']}{flag}")
     print("unloaded pose, change from intact [mm, deg] (x y z phi_x phi_y phi_z):")
     dcols = [col for col in c.unloaded.columns if col.startswith("d_")]
     for _, r in c.unloaded.iterrows():
-        print(f"  {r['state']:<24}" + " ".join(f"{r[col] + 0.0:7.3f}" for col in dcols))
+        print(f"  {r['state']:<{w_state}}" + " ".join(f"{_fmt(r[col]):>7}" for col in dcols))
     if c.failure is not None:
         print(f"ramp to {args.to_scale:g} x the load, {args.steps} steps: first rupture, "
               "ultimate, sequence")
         for _, r in c.failure.iterrows():
-            print(f"  {r['state']:<24}{r['load']:<6}{_fmt(r['first_rupture'], 2):>8} "
-                  f"{r['unit']:<4}{_fmt(r['ultimate'], 2):>8} {r['unit']:<4} "
-                  f"{r['sequence'] or '-'}")
+            print(f"  {r['state']:<{w_state}}{r['load']:<{w_case}}"
+                  f"{_fmt(r['first_rupture'], 2):>8} {r['unit']:<4}"
+                  f"{_fmt(r['ultimate'], 2):>8} {r['unit']:<4} {r['sequence'] or '-'}")
     for path in written:
         print(f"wrote {path}")
     return 0 if ok else 1

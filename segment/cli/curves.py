@@ -20,8 +20,8 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="DIR", default="curves",
                    help=f"folder for {COMPARISON_CSV} and {COMPARISON_PNG} (default: curves)")
     p.add_argument("--min-specimens", type=int, default=None, metavar="N",
-                   help="corridor levels with at least N specimens (default: every specimen "
-                        "of the mode)")
+                   help="corridor levels with at least N specimens, N >= 2 (default: every "
+                        "specimen of the mode)")
     p.add_argument("--no-metrics", action="store_true",
                    help="leave out ROM, neutral zone, NZ and elastic-zone stiffness of the "
                         "model and the specimens, and the model's ICR against Anderst et al. "
@@ -35,13 +35,15 @@ def run(args, argv) -> int:
     import pandas as pd
 
     from segment._extras import require
+    from segment.core.checks import CORRIDOR_MIN_SPECIMENS
     from segment.studies.curves import compare, load_curves, model_curve
 
-    if args.min_specimens is not None and args.min_specimens < 1:
-        raise UsageError(f"--min-specimens must be >= 1, got {args.min_specimens}")
+    if args.min_specimens is not None and args.min_specimens < CORRIDOR_MIN_SPECIMENS:
+        raise UsageError(f"--min-specimens must be >= {CORRIDOR_MIN_SPECIMENS} (a corridor "
+                         f"level's SD needs two specimens), got {args.min_specimens}")
     out = check_output_folder(args.out, "--out")
     require("matplotlib", "report", "segment curves")
-    curves = load_curves(args.file)
+    curves = load_curves(args.file, strict=not args.allow_implausible)
     model = model_for(args)
     table = compare(model, curves, min_specimens=args.min_specimens)
     label = "model" if args.data is None else f"model of {Path(args.data).name}"

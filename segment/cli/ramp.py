@@ -17,14 +17,9 @@ from segment.cli._common import (
     number_option,
     state_option,
 )
+from segment.core.checks import RAMP_STEPS as MAX_RAMP_STEPS
 from segment.core.status import Status
 from segment.solvers.ramp import MAX_TO_SCALE, ramp
-
-MAX_RAMP_STEPS = 100_000
-"""Most load steps of ``segment ramp``: ``segment ramp FLX --to-scale 100 --steps 100000``
-takes 28 s on the 2-core machine (to its validity limit, 3568 rows) and a step costs 0.07-0.1 ms
-(bench_ramp: 200 steps in 14-19 ms); finer steps add nothing, the ramp refines its increments
-and locates ruptures between steps itself. 1e9 steps would allocate 45 GB."""
 
 
 def register(sub) -> None:
@@ -118,13 +113,15 @@ def run(args, argv) -> int:
           f"({loads[f'first_rupture_{unit}']:.4g} {shown}); ultimate: {ultimate}"
           + (f"; validity limit: scale {loads['limit_scale']:.4g} "
              f"({loads[f'limit_{unit}']:.4g} {shown})" if r.limit is not None else ""))
-    print("main displacement: from the unloaded equilibrium; q in the CSV (x_mm ... phi_z_deg): "
-          "from the reference pose of Table 1")
+    print("main displacement: from the unloaded equilibrium"
+          + (f"; q in {args.out} (x_mm ... phi_z_deg): from the reference pose of Table 1"
+             if args.out else ""))
     if args.convention == "isb":
         print("ISB: joint coordinate system of Wu et al. 2002, change from the unloaded "
               "equilibrium (alpha + extension, beta + right lateral bending, gamma + left axial "
-              "rotation; q1 right, q2 anterior, q3 superior); the CSV's isb_* columns hold the "
-              "absolute values and the changes")
+              "rotation; q1 right, q2 anterior, q3 superior)"
+              + (f"; the isb_* columns of {args.out} hold the absolute values and the changes"
+                 if args.out else ""))
     print("final state:")
     print(r.state.ligament_table().to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.out:

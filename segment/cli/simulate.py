@@ -17,21 +17,26 @@ from segment.cli._common import (
     progress_bar,
     state_option,
 )
+from segment.core.checks import (
+    LSV_DT,
+    PAYLOAD_COG,
+    PAYLOAD_INERTIA,
+    PAYLOAD_MASS,
+    PULSE_DURATION,
+    PULSE_PEAK,
+    RAMP_TIME,
+    T_END,
+)
 from segment.solvers.equilibrium import solve
 
-MAX_T_END_S = 1000.0
-"""Longest simulated time [s] (Radau settles a step response in well under 1000 s of model
-time; LSV takes t_end / dt steps, at most 10,000,000)."""
+# the ranges are the rows of segment.core.checks, the same for the API (simulate, Payload,
+# BaseExcitation): an option here is checked by the row its value goes to
+MAX_T_END_S = T_END.hard.upper
 MAX_N_OUTPUT = 100_000
-MIN_DT_S, MAX_DT_S = 1e-7, 1e-3
-"""LSV step bounds [s]: below, a run of 0.3 s takes millions of steps; above 1 ms the step
-exceeds the explicit stability limit 2 / omega_max = 0.68 ms of the segment in facet contact
-(omega_max = 2940 rad/s, ``benchmarks/results/bench_lsv.json``)."""
-MAX_PAYLOAD_KG = 100.0
-"""Largest payload [kg]: a head weighs about 4-5 kg; the bound catches grams typed as kg."""
-MAX_PAYLOAD_INERTIA_KG_CM2 = 1e5
-MAX_PAYLOAD_COG_MM = 1000.0
-"""Largest distance of the payload's centre of gravity from the C5 origin [mm] (a metre)."""
+MIN_DT_S, MAX_DT_S = LSV_DT.hard.lower, LSV_DT.hard.upper
+MAX_PAYLOAD_KG = PAYLOAD_MASS.hard.upper
+MAX_PAYLOAD_INERTIA_KG_CM2 = PAYLOAD_INERTIA.hard.upper
+MAX_PAYLOAD_COG_MM = PAYLOAD_COG.hard.upper
 DEFAULT_BASE_OUT = "simulate_history.csv"
 """Where a base-excitation run writes its history when ``--out`` is not given."""
 BASE_OUTPUT_INTERVAL_S = 1e-3
@@ -121,6 +126,14 @@ def _in_range(value, option: str, low: float, high: float, *, low_open=True) -> 
         raise UsageError(f"{option} must lie in {bracket}{low:g}, {high:g}], got {value:g}")
 
 
+def _option(row, value, option: str) -> float:
+    """``value`` of ``option`` checked by its row of :mod:`segment.core.checks`."""
+    try:
+        return row.check(value, option)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _payload(args):
     from segment.solvers.dynamics import Payload
 
@@ -130,7 +143,7 @@ def _payload(args):
         return None
     if not all(given):
         raise UsageError("a payload needs --payload-mass, --payload-inertia and --payload-cog")
-    _in_range(args.payload_mass, "--payload-mass", 0.0, MAX_PAYLOAD_KG)
+    _option(PAYLOAD_MASS, args.payload_mass, "--payload-mass")
     inertia = _floats(args.payload_inertia, "--payload-inertia", (3, 6))
     if max(abs(v) for v in inertia) > MAX_PAYLOAD_INERTIA_KG_CM2:
         raise UsageError(f"--payload-inertia: entries must be at most "
@@ -154,8 +167,8 @@ def _base(args):
     if args.base_csv:
         return BaseExcitation.from_csv(args.base_csv)     # a bad table: ValueError, one line
     if args.base_pulse:
-        _in_range(args.peak_g, "--peak-g", 0.0, 100.0)
-        _in_range(args.duration, "--duration", 0.0, 10.0)
+        _option(PULSE_PEAK, args.peak_g, "--peak-g")
+        _option(PULSE_DURATION, args.duration, "--duration")
         if not 0.0 < args.peak_at < 1.0:
             raise UsageError(f"--peak-at must lie in (0, 1), got {args.peak_at:g}")
         return BaseExcitation.triangular(peak_g=args.peak_g, duration_s=args.duration,
@@ -174,8 +187,8 @@ def run(args, argv) -> int:
     chosen = cases(args, [args.case]) if args.case is not None else {}
     load = chosen[args.case] if args.case is not None else None
     t_end = args.t_end if args.t_end is not None else (0.3 if base is not None else 1.0)
-    _in_range(t_end, "--t-end", 0.0, MAX_T_END_S)
-    _in_range(args.ramp, "--ramp", 0.0, MAX_T_END_S, low_open=False)
+    _option(T_END, t_end, "--t-end")
+    _option(RAMP_TIME, args.ramp, "--ramp")
     payload = _payload(args)
     method = METHODS[args.method]
     lsv = method.startswith("lsv")
@@ -190,7 +203,7 @@ def run(args, argv) -> int:
     dt = None
     if lsv:
         dt = args.dt if args.dt is not None else dynamics.DEFAULT_DT
-        _in_range(dt, "--dt", MIN_DT_S, MAX_DT_S, low_open=False)
+        _option(LSV_DT, dt, "--dt")
         steps = lsv_steps(t_end, n_output, dt)[0]
         if steps > MAX_STEPS:
             raise UsageError(f"--t-end {t_end:g} with --dt {dt:g} takes {steps:,} steps; at "

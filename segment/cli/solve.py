@@ -46,29 +46,22 @@ def run_cases(args, argv) -> int:
 
 def check_scale(args, chosen) -> None:
     """A UsageError naming ``--scale`` when a scaled load leaves the plausible range of the
-    load-case columns (:data:`segment.core.schema.COLUMNS`: 100 x the Moroney test loads; with
-    ``--allow-implausible`` only a load that is no longer finite)."""
+    load-case columns (:func:`segment.core.checks.check_load`: 100 x the Moroney test loads;
+    with ``--allow-implausible`` only a load that is no longer finite). ``segment compare
+    --scale`` is checked by the same function."""
     import numpy as np
 
-    from segment.core.schema import COLUMNS
+    from segment.core.checks import check_load
 
-    f_max = COLUMNS[("load_cases.csv", "Fx_N")].plausible.upper
-    m_max = COLUMNS[("load_cases.csv", "Mx_Nm")].plausible.upper
     for name, load in chosen.items():
         with np.errstate(over="ignore", invalid="ignore"):
             force, moment = load.force * args.scale, load.moment * args.scale   # N, N mm
-        if not (np.all(np.isfinite(force)) and np.all(np.isfinite(moment))):
-            raise UsageError(f"--scale {args.scale:g}: {name} would not be finite")
-        moment = moment / 1000.0                                                 # N m
-        worst_f, worst_m = float(np.abs(force).max()), float(np.abs(moment).max())
-        if args.allow_implausible or (worst_f <= f_max and worst_m <= m_max):
-            continue
-        what = (f"a force of {worst_f:g} N" if worst_f > f_max else
-                f"a moment of {worst_m:g} N m")
-        raise UsageError(f"--scale {args.scale:g}: {name} would be {what}, outside the "
-                         f"plausible loads of load_cases.csv (within {f_max:g} N and "
-                         f"{m_max:g} N m, 100 x the Moroney test loads); --allow-implausible "
-                         "solves it anyway")
+        try:
+            check_load(force, moment, f"--scale {args.scale:g}: {name}",
+                       strict=not args.allow_implausible)
+        except ValueError as exc:
+            raise UsageError(str(exc) + ("" if args.allow_implausible else
+                                         "; --allow-implausible solves it anyway")) from None
 
 
 def _isb_dict(r) -> dict:

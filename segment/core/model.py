@@ -22,6 +22,7 @@ selects.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 from collections.abc import Mapping
@@ -180,6 +181,11 @@ class SegmentState:
 
 
 # ---------------------------------------------------------------- the segment
+def _segment_from_fields(fields: dict) -> Segment:
+    """A :class:`Segment` from the fields :meth:`Segment.__reduce__` pickled."""
+    return Segment(**fields)
+
+
 @dataclass(frozen=True, eq=False)
 class Segment:
     """A C5-C6 motion segment: reference pose, disc, ligaments and facet joints.
@@ -278,6 +284,15 @@ class Segment:
             raise TypeError(f"Segment operated must be a mapping {{element: state}}, got "
                             f"{type(self.operated).__name__}")
         object.__setattr__(self, "operated", MappingProxyType(dict(self.operated)))
+
+    def __reduce__(self):
+        """Pickled as its fields, the read-only mappings (``cut``, ``operated``) as dicts, and
+        rebuilt by the constructor on loading (its checks run again; the caches, such as the
+        packed arrays and the unloaded equilibrium, are recomputed when first asked for)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["cut"] = dict(self.cut)
+        fields["operated"] = dict(self.operated)
+        return (_segment_from_fields, (fields,))
 
     @property
     def clinical_label(self) -> str:

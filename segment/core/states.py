@@ -78,8 +78,9 @@ from pathlib import Path
 
 import numpy as np
 
+from segment.core.checks import Quantity
 from segment.core.io import LIGAMENT_NAMES, data_dir
-from segment.core.tables import Table
+from segment.core.tables import HardRange, PlausibleRange, Table
 from segment.elements.disc import DiscStiffness
 from segment.elements.facet import FacetJoint, rows_in_frame
 from segment.elements.facet_face import FacetFace
@@ -98,52 +99,63 @@ INTACT = "intact"
 FACET_SIDES = ("left", "right")
 
 
-@dataclass(frozen=True)
-class _Param:
-    unit: str
-    lower: float
-    upper: float
-    plausible: tuple[float, float]
-    reason: str
+_FRACTION_REASON = "a fraction of the element"
+_CUT = Quantity("fraction cut", "fraction", HardRange(0.0, 1.0, lower_open=True),
+                why=_FRACTION_REASON)
+_RESECT = Quantity("fraction resected", "fraction", HardRange(0.0, 1.0), why=_FRACTION_REASON)
+_POSITIVE = HardRange(0.0, math.inf, lower_open=True)
+_NONNEGATIVE = HardRange(0.0, math.inf)
+_ANY = HardRange()
 
 
-_FRACTION = _Param("fraction", 0.0, 1.0, (0.0, 1.0), "a fraction of the element")
-OPERATIONS: dict[str, dict[str, _Param]] = {
-    "cut": {},          # target: a ligament or strip name; value: _FRACTION (> 0)
-    "resect": {},       # target: left or right; value: _FRACTION
+def _param(name, unit, hard, lower, upper, reason):
+    return Quantity(name, unit, hard, PlausibleRange(lower, upper, unit, reason))
+
+
+OPERATIONS: dict[str, dict[str, Quantity]] = {
+    "cut": {},          # target: a ligament or strip name; value: _CUT
+    "resect": {},       # target: left or right; value: _RESECT
     "fuse": {
-        "rotation": _Param("N m/deg", 0.0, math.inf, (1.0, 1e4),
+        "rotation": _param("rotation", "N m/deg", _POSITIVE, 1.0, 1e4,
                            "a fusion device is at least a few times stiffer than the disc "
                            "(Table 2: 0.21-0.42 N m/deg)"),
-        "translation": _Param("N/mm", 0.0, math.inf, (100.0, 1e6),
+        "translation": _param("translation", "N/mm", _POSITIVE, 100.0, 1e6,
                               "a fusion device is stiffer than the disc (Table 2: 50-492 N/mm)"),
     },
     "replace-disc": {
-        "rotation": _Param("N m/deg", 0.0, math.inf, (0.0, 2.0),
+        "rotation": _param("rotation", "N m/deg", _NONNEGATIVE, 0.0, 2.0,
                            "a disc prosthesis is at most a few times stiffer than the disc "
                            "(Table 2: 0.21-0.42 N m/deg); 0 = a frictionless ball and socket"),
-        "translation": _Param("N/mm", 0.0, math.inf, (100.0, 1e6),
+        "translation": _param("translation", "N/mm", _POSITIVE, 100.0, 1e6,
                               "the ball-and-socket restraint at the centre of rotation"),
-        "cor_x": _Param("mm", -math.inf, math.inf, (-20.0, 20.0),
+        "cor_x": _param("cor_x", "mm", _ANY, -20.0, 20.0,
                         "within the C6 vertebral body and disc (C6 frame)"),
-        "cor_y": _Param("mm", -math.inf, math.inf, (-10.0, 10.0),
+        "cor_y": _param("cor_y", "mm", _ANY, -10.0, 10.0,
                         "within the C6 vertebral body and disc (C6 frame)"),
-        "cor_z": _Param("mm", -math.inf, math.inf, (-10.0, 20.0),
+        "cor_z": _param("cor_z", "mm", _ANY, -10.0, 20.0,
                         "within the C6 vertebral body and disc (C6 frame; the C5 origin is "
                         "at z = 17.4 mm)"),
     },
     "degenerate": {
-        "compression": _Param("factor", 0.0, math.inf, (0.1, 1.0),
+        "compression": _param("compression", "factor", _POSITIVE, 0.1, 1.0,
                               "Moroney et al. 1988: degenerated discs are less stiff in "
                               "compression (factor < 1)"),
-        "shear": _Param("factor", 0.0, math.inf, (1.0, 10.0),
+        "shear": _param("shear", "factor", _POSITIVE, 1.0, 10.0,
                         "Moroney et al. 1988: degenerated discs are stiffer in shear "
                         "(factor > 1)"),
     },
 }
-"""Operations of ``states.csv`` and the parameters (``target`` column) of each: unit, hard
-bounds (error), plausible range (error unless ``strict=False``) and its reason. ``cut``
-targets a ligament or strip name and ``resect`` a facet side; their value is a fraction."""
+"""Operations of ``states.csv`` and the parameters (``target`` column) of each, as rows of
+the check layer (:class:`segment.core.checks.Quantity`: unit, hard limit, plausible range
+and its reason). ``cut`` targets a ligament or strip name and ``resect`` a facet side; their
+value is a fraction. The operation functions (:func:`fuse`, :func:`replace_disc`, ...) check
+their arguments against the same rows: a value refused in ``states.csv`` is refused as an
+argument, with the argument's name."""
+
+
+def _arg(row: Quantity, value, name: str, state: str, strict) -> float:
+    """An operation's argument checked by its row, errors naming the state and argument."""
+    return row.check(value, f"state {state!r}: {name}", strict=strict)
 
 
 @dataclass(frozen=True)
@@ -215,7 +227,7 @@ def load_states(path=None, *, strict: bool = True) -> dict[str, ClinicalState]:
         target = row["target"]
         value = t.number(i, row, "value")
         if kind in ("cut", "resect"):
-            param = _FRACTION
+            param = _CUT if kind == "cut" else _RESECT
             if kind == "cut" and not _is_strip_name(target):
                 t.error(i, "target", f"unknown ligament or strip {target!r}; expected one of "
                                      f"{', '.join(LIGAMENT_NAMES)} or a strip such as "
@@ -236,16 +248,16 @@ def load_states(path=None, *, strict: bool = True) -> dict[str, ClinicalState]:
             continue
         if math.isnan(value):
             continue
-        lo = 0.0 if param is _FRACTION and kind == "resect" else param.lower
-        inside = (lo < value <= param.upper) if kind == "cut" else (lo <= value <= param.upper)
-        if not inside:
-            rng = "(0, 1]" if kind == "cut" else f"[{lo:g}, {param.upper:g}]"
-            t.error(i, "value", f"{value:g} {param.unit} is outside {rng} ({param.reason})")
+        found = param.problem(value)
+        if found is not None and found[1]:
+            rng = param.hard.relation()
+            t.error(i, "value", f"{value:g} {param.unit} is outside "
+                                f"{rng.removeprefix('within ')} ({param.why})"
+                    if rng.startswith("within") else
+                    f"{param.name} {found[0]}, got {param.shown(value)}")
             continue
-        if not param.plausible[0] <= value <= param.plausible[1]:
-            t.implausible(i, "value", f"{value:g} {param.unit} is outside the plausible range "
-                                      f"{param.plausible[0]:g} to {param.plausible[1]:g} "
-                                      f"{param.unit} ({param.reason})")
+        if found is not None:
+            t.implausible(i, "value", found[0])
         key = (name, kind, target)
         if key in seen:
             t.error(i, "target", f"duplicate {kind} {target!r} of state {name!r} (already in "
@@ -312,9 +324,10 @@ def cut(model, names, *, fraction: float = 1.0, state: str = "cut"):
     strips) or strips (``"CL-left#2"``) cut; see the module docstring."""
     _check_state_name(state)
     names = (names,) if isinstance(names, str) else tuple(names)
-    if isinstance(fraction, bool) or not 0.0 < float(fraction) <= 1.0:
-        raise ValueError(f"state {state!r}: the fraction cut must be in (0, 1], got "
-                         f"{fraction!r}")
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"state {state!r}: names must be ligament or strip names, got "
+                        f"{list(names)!r}")
+    fraction = _arg(_CUT, fraction, "fraction", state, None)
     by_ligament = {lig.name: lig.strip_names for lig in model.ligaments}
     strips = []
     for name in names:
@@ -392,10 +405,9 @@ def resect_facet(model, side: str, fraction: float, *, state: str = "resect",
     nothing but the record. ``area_scaling=False`` keeps the contact law of the whole facet
     (for the measurement of its effect only)."""
     _check_state_name(state)
-    if isinstance(fraction, bool) or not 0.0 <= float(fraction) <= 1.0:
-        raise ValueError(f"state {state!r}: the resected fraction must be in [0, 1], got "
-                         f"{fraction!r}")
-    fraction = float(fraction)
+    if side not in FACET_SIDES:
+        raise ValueError(f"state {state!r}: side must be 'left' or 'right', got {side!r}")
+    fraction = _arg(_RESECT, fraction, "fraction", state, None)
     sides = [f.side for f in model.facets]
     if side not in sides:
         where = model.operated.get(f"facet {side}")
@@ -427,34 +439,44 @@ def _disc_element(model, state):
 
 
 def fuse(model, *, k_rotation_Nm_per_deg: float, k_translation_N_per_mm: float,
-         state: str = "fusion"):
+         state: str = "fusion", strict: bool | None = True):
     """``model`` with the disc replaced by a device of the given stiffness in every direction
     and sign [N m/deg, N/mm] (module docstring); the disc's damping is kept, its restoring law
-    is not (the device is linear, eq. (1), whatever law the disc had)."""
+    is not (the device is linear, eq. (1), whatever law the disc had). The stiffnesses are
+    checked by the rows of ``states.csv``'s ``fuse`` (:data:`OPERATIONS`): > 0, and within the
+    plausible range unless ``strict=False`` (a warning)."""
     _check_state_name(state)
-    k_rot = float(k_rotation_Nm_per_deg) * NMM_PER_NM / RAD_PER_DEG
-    k_t = float(k_translation_N_per_mm)
-    if not (k_rot > 0 and k_t > 0 and math.isfinite(k_rot) and math.isfinite(k_t)):
-        raise ValueError(f"state {state!r}: fusion stiffness must be finite and > 0, got "
-                         f"{k_rotation_Nm_per_deg!r} N m/deg, {k_translation_N_per_mm!r} N/mm")
+    rows = OPERATIONS["fuse"]
+    k_rot = _arg(rows["rotation"], k_rotation_Nm_per_deg, "k_rotation_Nm_per_deg", state,
+                 strict) * NMM_PER_NM / RAD_PER_DEG
+    k_t = _arg(rows["translation"], k_translation_N_per_mm, "k_translation_N_per_mm", state,
+               strict)
     k = np.array([k_t, k_t, k_t, k_rot, k_rot, k_rot])
     disc = DiscStiffness(k, k, model.disc.damping)
     return _record(model, state, _disc_element(model, state), disc=disc)
 
 
 def replace_disc(model, *, cor_c6_mm, k_rotation_Nm_per_deg: float,
-                 k_translation_N_per_mm: float, state: str = "arthroplasty"):
+                 k_translation_N_per_mm: float, state: str = "arthroplasty",
+                 strict: bool | None = True):
     """``model`` with a ball-and-socket disc prosthesis: a point restraint of stiffness
-    ``k_translation_N_per_mm`` at the centre of rotation ``cor_c6_mm`` (C6 frame) instead of
-    the disc's translational springs, and ``k_rotation_Nm_per_deg`` about every axis instead
-    of its rotational ones (module docstring)."""
+    ``k_translation_N_per_mm`` at the centre of rotation ``cor_c6_mm`` (C6 frame, 3 numbers
+    [mm]) instead of the disc's translational springs, and ``k_rotation_Nm_per_deg`` about
+    every axis instead of its rotational ones (module docstring). Every argument is checked by
+    its row of ``states.csv``'s ``replace-disc`` (:data:`OPERATIONS`; ``strict`` as
+    :func:`fuse`)."""
     _check_state_name(state)
-    k_rot = float(k_rotation_Nm_per_deg) * NMM_PER_NM / RAD_PER_DEG
-    k_t = float(k_translation_N_per_mm)
-    if not (k_rot >= 0 and k_t > 0 and math.isfinite(k_rot) and math.isfinite(k_t)):
-        raise ValueError(f"state {state!r}: prosthesis stiffness must be finite, rotation "
-                         f">= 0 and translation > 0, got {k_rotation_Nm_per_deg!r} N m/deg, "
-                         f"{k_translation_N_per_mm!r} N/mm")
+    rows = OPERATIONS["replace-disc"]
+    k_rot = _arg(rows["rotation"], k_rotation_Nm_per_deg, "k_rotation_Nm_per_deg", state,
+                 strict) * NMM_PER_NM / RAD_PER_DEG
+    k_t = _arg(rows["translation"], k_translation_N_per_mm, "k_translation_N_per_mm", state,
+               strict)
+    cor = np.asarray(cor_c6_mm, dtype=object)
+    if cor.shape != (3,):
+        raise ValueError(f"state {state!r}: cor_c6_mm must be 3 numbers (x, y, z) [mm] in the "
+                         f"C6 frame, got {cor_c6_mm!r}")
+    cor_c6_mm = np.array([_arg(rows[f"cor_{a}"], v, f"cor_c6_mm[{k}] ({a})", state, strict)
+                          for k, (a, v) in enumerate(zip("xyz", cor, strict=True))])
     k = np.array([0.0, 0.0, 0.0, k_rot, k_rot, k_rot])
     disc = DiscStiffness(k, k, model.disc.damping)
     ball = PointRestraint.at_point(f"{state} centre of rotation", cor_c6_mm,
@@ -463,14 +485,15 @@ def replace_disc(model, *, cor_c6_mm, k_rotation_Nm_per_deg: float,
                    restraints=(*model.restraints, ball))
 
 
-def degenerate(model, *, compression: float, shear: float, state: str = "degenerated"):
+def degenerate(model, *, compression: float, shear: float, state: str = "degenerated",
+               strict: bool | None = True):
     """``model`` with k_z- times ``compression`` and k_x+, k_x-, k_y times ``shear``
-    (Moroney et al. 1988: direction; module docstring)."""
+    (Moroney et al. 1988: direction; module docstring). The factors are checked by the rows
+    of ``states.csv``'s ``degenerate`` (:data:`OPERATIONS`; ``strict`` as :func:`fuse`)."""
     _check_state_name(state)
-    if not (compression > 0 and shear > 0 and math.isfinite(compression)
-            and math.isfinite(shear)):
-        raise ValueError(f"state {state!r}: degeneration factors must be finite and > 0, got "
-                         f"compression {compression!r}, shear {shear!r}")
+    rows = OPERATIONS["degenerate"]
+    compression = _arg(rows["compression"], compression, "compression", state, strict)
+    shear = _arg(rows["shear"], shear, "shear", state, strict)
     kp = np.array(model.disc.k_positive, dtype=float)
     kn = np.array(model.disc.k_negative, dtype=float)
     kn[2] *= compression
@@ -491,16 +514,17 @@ def _apply(model, st: ClinicalState):
             model = cut(model, [op.target], fraction=op.value, state=st.name)
         elif op.kind == "resect":
             model = resect_facet(model, op.target, op.value, state=st.name)
-        elif op.kind == "fuse":
+        elif op.kind == "fuse":      # strict=None: checked when states.csv was read
             model = fuse(model, k_rotation_Nm_per_deg=p["rotation"],
-                         k_translation_N_per_mm=p["translation"], state=st.name)
+                         k_translation_N_per_mm=p["translation"], state=st.name, strict=None)
         elif op.kind == "replace-disc":
             model = replace_disc(model, cor_c6_mm=(p["cor_x"], p["cor_y"], p["cor_z"]),
                                  k_rotation_Nm_per_deg=p["rotation"],
-                                 k_translation_N_per_mm=p["translation"], state=st.name)
+                                 k_translation_N_per_mm=p["translation"], state=st.name,
+                                 strict=None)
         elif op.kind == "degenerate":
             model = degenerate(model, compression=p["compression"], shear=p["shear"],
-                               state=st.name)
+                               state=st.name, strict=None)
         else:  # pragma: no cover - load_states admits only OPERATIONS
             raise ValueError(f"unknown operation {op.kind!r}")
     if st.name not in model.clinical:

@@ -150,11 +150,13 @@ class Table:
     otherwise the first error raises at once. ``what`` names the kind of file in the
     not-found message (e.g. ``"targets"``). ``columns`` maps a column name to its schema row
     (anything with ``hard`` and ``plausible``, :class:`segment.core.schema.Column`): its
-    numbers are then checked against those (:meth:`number`).
+    numbers are then checked against those (:meth:`number`). ``sourced=False`` is for the
+    tables the package writes as results (``population.csv``), which have no ``source``
+    column.
     """
 
     def __init__(self, path: Path, required: tuple[str, ...], *, strict: bool = True,
-                 collect: bool = False, what: str = "", columns=None):
+                 collect: bool = False, what: str = "", columns=None, sourced: bool = True):
         self.path = Path(path)
         self.name = self.path.name
         self.columns = dict(columns or {})
@@ -175,7 +177,8 @@ class Table:
         if not lines:
             raise ValueError(f"{self.name}: empty file")
         header = [h.strip() for h in lines[0][1]]
-        missing = [c for c in (*required, "source") if c not in header]
+        required = (*required, "source") if sourced else tuple(required)
+        missing = [c for c in required if c not in header]
         if missing:
             hint = ""
             for sep, label in ((";", "';' (semicolons)"), ("\t", "tabs")):
@@ -183,7 +186,7 @@ class Table:
                     hint = (f"; the fields are separated by {label}, not commas: save the "
                             "table as comma-separated CSV")
             raise ValueError(f"{self.name}: missing column(s) {missing}; expected "
-                             f"{[*required, 'source']}{hint}")
+                             f"{list(required)}{hint}")
         self.records = []
         self.line_of = {}
         for i, (line, cells) in enumerate(lines[1:], start=1):
@@ -196,7 +199,7 @@ class Table:
             self.records.append({h: c.strip() for h, c in zip(header, cells, strict=True)})
         if not self.records:
             raise ValueError(f"{self.name}: no data rows")
-        for i, row in self.rows():
+        for i, row in self.rows() if sourced else ():
             if not row["source"] and i not in self.broken_rows:
                 self.error(i, "source", "empty; every row must say where its numbers come from")
 

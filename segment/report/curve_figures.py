@@ -142,6 +142,11 @@ def population_bands_figure(bands: pd.DataFrame, *, title: str = "") -> plt.Figu
         ax.set_ylabel(f"main displacement [{unit}]")
         ax.axhline(0, color="black", lw=0.5)
         ax.grid(axis="y", alpha=0.3)
+        # a bar's bottom is a sticky edge that autoscaling does not pad: where the members
+        # sit at the band's end (a narrow band at q5) they were drawn half outside the axes
+        ax.use_sticky_edges = False
+        ax.margins(y=0.06)
+        ax.autoscale_view()
     handles, labels = axes[1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
     if title:

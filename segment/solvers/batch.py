@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from segment._progress import bar
+from segment.core.checks import check_start
 from segment.core.failure_limits import beyond_limits
 from segment.core.model import Segment, predict_row
 from segment.core.newton import (
@@ -290,6 +291,7 @@ def _as_q0(q0, n: int) -> np.ndarray | None:
         q = np.tile(q, (n, 1))
     if q.shape != (n, 6) or not np.all(np.isfinite(q)):
         raise ValueError(f"q0 must be 6 finite numbers or shape ({n}, 6), got {q.shape}")
+    check_start(q, "q0")        # as segment.solve: within 100 mm and 90 deg
     return np.ascontiguousarray(q)
 
 

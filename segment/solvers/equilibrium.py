@@ -27,11 +27,13 @@ equilibrium was found with the segment intact.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 
 import numpy as np
 
+from segment.core.checks import check_start
 from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
 from segment.core.newton import DEFAULT_TOL, MAX_ITERATIONS_LIMIT, TOL_CEILING, TOL_FLOOR
@@ -97,7 +99,9 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     model : Segment
     load : Load
     q0 : array_like, shape (6,), optional
-        Starting point of Newton and of the load stepping. Default: Newton from the linear
+        Starting point of Newton and of the load stepping [mm, rad]: translations within
+        100 mm and rotations within 90 deg of the reference pose
+        (:func:`segment.core.checks.check_start`). Default: Newton from the linear
         predictor ``q_u - K_u^-1 f`` of the unloaded equilibrium (:meth:`Segment.predict_start`)
         and, when that fails, load stepping from the reference pose q = 0; the start of
         :func:`segment.solve_many`, so both find the same equilibria.
@@ -120,6 +124,19 @@ def solve(model: Segment, load: Load, *, q0=None, tol: float = DEFAULT_TOL,
     True
     """
     tol, max_iterations = _check_inputs(model, load, tol, max_iterations)
+    if q0 is not None:
+        _check_q0_range(q0)
     unloaded = model.unloaded
-    return solve_checked(model, load, q0, tol, max_iterations,
-                          unloaded.q if unloaded.converged else None, predict=True)
+    r = solve_checked(model, load, q0, tol, max_iterations,
+                      unloaded.q if unloaded.converged else None, predict=True)
+    if not math.isfinite(r.residual_norm):      # never NaN in a result: no residual there
+        r = dataclasses.replace(r, residual_norm=math.inf)
+    return r
+
+
+def _check_q0_range(q0) -> None:
+    """A start within :data:`segment.core.checks.START_TRANSLATION` and ``START_ANGLE``
+    (after ``solve_checked``'s own checks of its type and shape, which run first)."""
+    q = np.asarray(q0)
+    if q.dtype.kind in "iuf" and q.shape == (6,) and np.all(np.isfinite(q)):
+        check_start(q, "q0")

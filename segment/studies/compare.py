@@ -27,15 +27,20 @@ failure sequence are compared.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from segment._checks import check_count
 from segment._extras import require
+from segment.core.checks import RAMP_STEPS, check_load
+from segment.core.model import Segment
 from segment.core.states import INTACT, apply_states, load_states, split_names, states_file
 from segment.elements.disc import DOF_NAMES
+from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
 from segment.solvers.ramp import ramp
 
@@ -130,8 +135,9 @@ class Comparison:
         width = 0.8 / n_s
         x = np.arange(len(loads))
         colors = plt.get_cmap("tab10")
-        fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.6 * len(loads) + 2.5) + 2.5, 6.4),
-                                 sharex=True)
+        # two x axes of their own: the top one's ticks carry the unit of the main motion,
+        # the facet forces below are in N whatever the load
+        fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.6 * len(loads) + 2.5) + 2.5, 6.6))
         facet_cols = [c for c in f.columns if c.startswith("facet_") and c.endswith("_N")
                       and not c.startswith("d_")]
         for k, st in enumerate(states):
@@ -149,8 +155,10 @@ class Comparison:
                           "intact unloaded pose (ticks)", fontsize=9)
         axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         axes[1].set_ylabel("facet forces, sum [N]")
-        axes[1].set_xticks(x, [f"{ld}\n[{u}]" for ld, u in zip(loads, units, strict=True)])
+        axes[0].set_xticks(x, [f"{ld} [{u}]" for ld, u in zip(loads, units, strict=True)])
+        axes[1].set_xticks(x, loads)
         for ax in axes:
+            ax.set_xlim(-0.5, len(loads) - 0.5)
             ax.tick_params(labelsize=8)
             ax.grid(axis="y", lw=0.3, color="0.85")
         fig.tight_layout()
@@ -203,19 +211,33 @@ def compare_states(model, states, loads, *, scale: float = 1.0, data_dir=None,
     loads : dict or sequence of Load
         ``{name: Load}`` or Loads (their ``name`` labels the rows).
     scale : float
-        Every load times ``scale``.
+        Every load times ``scale``; each scaled load must be finite and (unless
+        ``strict=False``) within the plausible loads of ``load_cases.csv``
+        (:func:`segment.core.checks.check_load`, as ``segment solve --scale``).
     data_dir : path, optional
         Where ``states.csv`` is read (:func:`segment.core.states.states_file`: that folder's
         file when it exists, else the packaged one).
     ramp_to_scale, steps
-        Also ramp each load to ``ramp_to_scale`` times its magnitude in ``steps`` steps
-        (:func:`segment.ramp`) and compare the failure loads.
+        Also ramp each load to ``ramp_to_scale`` (> 0) times its magnitude in ``steps`` steps
+        (1 to :data:`segment.core.checks.RAMP_STEPS`; :func:`segment.ramp`) and compare the
+        failure loads.
     progress : callable, optional
         Called with (done, total) after each state.
     """
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     if model.clinical:
         raise ValueError(f"compare_states needs the intact model, got one in state "
                          f"{model.clinical_label!r}")
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) \
+            or not math.isfinite(scale):
+        raise TypeError(f"scale must be a finite number, got {scale!r}")
+    if ramp_to_scale is not None:
+        if isinstance(ramp_to_scale, bool) or not isinstance(ramp_to_scale, numbers.Real) \
+                or not (math.isfinite(ramp_to_scale) and ramp_to_scale > 0):
+            raise ValueError(f"ramp_to_scale must be a finite number > 0, got "
+                             f"{ramp_to_scale!r}")
+        steps = check_count(steps, "steps", maximum=RAMP_STEPS, why="RAMP_STEPS")
     if isinstance(states, str):
         states = states.split(",")
     labels = []
@@ -231,6 +253,16 @@ def compare_states(model, states, loads, *, scale: float = 1.0, data_dir=None,
     labels.insert(0, INTACT)
     if isinstance(loads, Mapping):
         loads = list(loads.values())
+    if isinstance(loads, Load | str) or not isinstance(loads, Iterable):
+        raise TypeError(f"loads must be a dict of Loads or a sequence of Loads, got "
+                        f"{type(loads).__name__}")
+    loads = list(loads)
+    if not all(isinstance(ld, Load) for ld in loads):
+        raise TypeError("loads must be a dict of Loads or a sequence of Loads")
+    for ld in loads:
+        with np.errstate(over="ignore", invalid="ignore"):
+            force, moment = ld.force * scale, ld.moment * scale
+        check_load(force, moment, f"scale {scale:g}: {ld.name}", strict=strict)
     loads = [ld.scaled(scale, name=ld.name) if scale != 1.0 else ld for ld in loads]
     if not loads:
         raise ValueError("compare_states: no loads given")

@@ -30,14 +30,24 @@ Other columns (e.g. ``age_years``) are kept as descriptive data of the specimen.
 unit that is not one of the above, a non-number or non-finite value, a negative moment, an
 unknown mode, an ``ignore`` other than yes/no, a repeated (specimen, mode, moment), moments that
 do not increase along a curve, and a curve without a point to fit are each one error naming the
-file, the line, the row, the column and the value (every error of a file in one message).
+file, the line, the row, the column and the value (every error of a file in one message). The
+ranges of the measured quantities are the rows of :mod:`segment.core.checks` (each with its
+reason): a moment or rotation outside its plausible range (N mm typed as N m, a rotation of
+1e6 deg), a curve whose rotation at its largest measured moment is not positive (a flipped
+sign), whose rotation over moment there is implausible (radians typed as degrees) or whose
+largest moment is implausibly small, a point at 0 N m not flagged ``ignore`` (the unloaded
+pose is no measurement), and a curve that repeats another specimen's are errors too
+(plausible ranges: warnings with ``strict=False``).
 
 The **corridor** of a mode (:meth:`CurveSet.corridor`) is the mean and SD (n - 1) over the
 specimens of the rotation at each moment level, from the points not ignored. Decision: a level
 enters only when every specimen of the mode has a point there (``min_specimens=None``); where
 some specimens start later (their first measured point sits at a higher moment) the mean would
 otherwise jump with the specimens it averages. ``min_specimens=k`` admits levels with at least
-k specimens.
+k specimens. A corridor needs at least two specimens at a level and an SD > 0 there
+(:data:`segment.core.checks.CORRIDOR_MIN_SPECIMENS`): a file with one specimen in a mode, two
+identical specimens, or a mode without a level every specimen shares is an error naming the
+file, the mode and the level, never a NaN or infinite z.
 """
 
 from __future__ import annotations
@@ -50,6 +60,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from segment._checks import check_count
+from segment.core.checks import (
+    CORRIDOR_MIN_SPECIMENS,
+    CURVE_FLEXIBILITY,
+    CURVE_MOMENT,
+    CURVE_PEAK_MOMENT,
+    CURVE_ROTATION,
+    corridor_problem,
+)
 from segment.core.io import data_dir
 from segment.core.tables import Table
 from segment.studies.paths import solve_paths
@@ -186,28 +205,56 @@ class CurveSet:
         Returns
         -------
         DataFrame
-            mode, moment_Nm, n (specimens), mean_deg, sd_deg (n - 1; NaN for n = 1),
-            lower_deg and upper_deg (mean -+ SD).
+            mode, moment_Nm, n (specimens, >= 2), mean_deg, sd_deg (n - 1, > 0), lower_deg
+            and upper_deg (mean -+ SD).
+
+        Raises
+        ------
+        ValueError
+            Naming the file, the mode and the level: a mode with fewer than two specimens,
+            a level whose specimens all turn the same (SD 0), or a mode without a level
+            that ``min_specimens`` specimens share; ``min_specimens`` below 2.
         """
+        name = Path(self.path).name
+        if min_specimens is not None:
+            min_specimens = check_count(min_specimens, "min_specimens",
+                                        minimum=CORRIDOR_MIN_SPECIMENS)
         rows = []
         for mode in self.modes:
             curves = [c for c in self.curves if c.mode == mode]
-            need = len(curves) if min_specimens is None else int(min_specimens)
-            if need < 1:
-                raise ValueError(f"min_specimens must be >= 1, got {min_specimens!r}")
-            values: dict[float, list[float]] = {}
+            if len(curves) < CORRIDOR_MIN_SPECIMENS:
+                raise ValueError(f"{name}: the {mode} curves have {len(curves)} specimen "
+                                 f"({curves[0].specimen}); a corridor needs at least "
+                                 f"{CORRIDOR_MIN_SPECIMENS} (its SD is undefined)")
+            need = len(curves) if min_specimens is None else min_specimens
+            values: dict[float, list[tuple[str, float]]] = {}
             for c in curves:
                 for m, r, ign in zip(c.moment_Nm, c.rotation_deg, c.ignore, strict=True):
                     if not ign:
-                        values.setdefault(round(float(m), LEVEL_DIGITS), []).append(float(r))
+                        values.setdefault(round(float(m), LEVEL_DIGITS), []).append(
+                            (c.specimen, float(r)))
+            found = 0
             for m in sorted(values):
-                v = np.array(values[m])
-                if v.size < need:
+                if len(values[m]) < need:
                     continue
-                sd = float(v.std(ddof=1)) if v.size > 1 else math.nan
+                who = [s for s, _ in values[m]]
+                v = np.array([r for _, r in values[m]])
+                problem = corridor_problem(mode, m, who, v)
+                if problem is not None:
+                    raise ValueError(f"{name}: {problem}")
+                sd = float(v.std(ddof=1))
                 mean = float(v.mean())
+                found += 1
                 rows.append({"mode": mode, "moment_Nm": m, "n": int(v.size), "mean_deg": mean,
                              "sd_deg": sd, "lower_deg": mean - sd, "upper_deg": mean + sd})
+            if not found:
+                who = ", ".join(c.specimen for c in curves)
+                raise ValueError(
+                    f"{name}: the {mode} curves ({who}) have no moment level where "
+                    + (f"all {need} specimens have" if min_specimens is None else
+                       f"{need} or more specimens have") + " a measured point"
+                    + ("; min_specimens (segment curves --min-specimens) admits levels with "
+                       "fewer" if need > CORRIDOR_MIN_SPECIMENS else ""))
         return pd.DataFrame(rows, columns=["mode", "moment_Nm", "n", "mean_deg", "sd_deg",
                                            "lower_deg", "upper_deg"])
 
@@ -224,9 +271,13 @@ class CurveSet:
         return pd.DataFrame(rows)
 
 
-def load_curves(path=None) -> CurveSet:
+def load_curves(path=None, *, strict: bool = True) -> CurveSet:
     """Read and check a curves file (default: :func:`default_curves_path`); see the module
     docstring for the format and the checks.
+
+    ``strict`` (default True): a value outside its plausible range
+    (:mod:`segment.core.checks`) is an error; False: it is used, with an
+    :class:`~segment.core.tables.ImplausibleDataWarning` (CLI: ``--allow-implausible``).
 
     Raises
     ------
@@ -243,8 +294,12 @@ def load_curves(path=None) -> CurveSet:
     """
     if isinstance(path, CurveSet):
         return path
+    if path is not None and not isinstance(path, str | Path):
+        raise TypeError(f"curves must be a path to a curves CSV or a CurveSet, got "
+                        f"{type(path).__name__}")
     path = default_curves_path() if path is None else Path(path)
-    t = Table(path, ("specimen", "mode", "ignore"), collect=True, what="curves")
+    t = Table(path, ("specimen", "mode", "ignore"), strict=strict, collect=True,
+              what="curves")
     header = list(t.records[0]) if t.records else []
     load_cols = [c for c in header if c in LOAD_COLUMNS]
     resp_cols = [c for c in header if c in RESPONSE_COLUMNS]
@@ -261,6 +316,27 @@ def load_curves(path=None) -> CurveSet:
     to_nm, to_deg = LOAD_COLUMNS[load_col], RESPONSE_COLUMNS[resp_col]
     extra = [c for c in header if c not in ("specimen", "mode", "ignore", "source", load_col,
                                             resp_col)]
+
+    flagged: set[tuple[str, str, str]] = set()
+
+    def measured(i, col, quantity, value, raw, curve) -> bool:
+        """Check one value (converted to the row's unit) against its row: False after a hard
+        error. A plausible range is reported once per curve and column."""
+        found = quantity.problem(value)
+        if found is None:
+            return True
+        what, hard = found
+        cell = "" if LOAD_COLUMNS.get(col, RESPONSE_COLUMNS.get(col)) == 1.0 else \
+            f" (the cell: {raw})"
+        if hard:
+            t.error(i, col, f"{quantity.name} {what}, got {quantity.shown(value)}{cell}")
+            return False
+        if (*curve, col) not in flagged:
+            flagged.add((*curve, col))
+            t.implausible(i, col, f"{quantity.name} of the {curve[1]} curve of {curve[0]!r}: "
+                                  f"{what}{cell}")
+        return True
+
     points: dict[tuple[str, str], list[tuple[float, float, bool, int]]] = {}
     first_row: dict[tuple[str, str, float], int] = {}
     info: dict[str, dict[str, str]] = {}
@@ -275,6 +351,16 @@ def load_curves(path=None) -> CurveSet:
         m = t.number(i, row, load_col, nonnegative=True)
         r = t.number(i, row, resp_col)
         if not t.ok(i) or mode is None or flag is None:
+            continue
+        if not (measured(i, load_col, CURVE_MOMENT, m * to_nm, row[load_col],
+                         (specimen, mode))
+                and measured(i, resp_col, CURVE_ROTATION[mode], r * to_deg, row[resp_col],
+                             (specimen, mode))):
+            continue
+        if m == 0.0 and flag == "no":
+            t.error(i, "ignore", f"a point at 0 {'N m' if to_nm == 1.0 else 'N mm'} is the "
+                                 "unloaded pose (rotation 0 by definition), not a measurement: "
+                                 "flag it ignore = yes")
             continue
         key = (specimen, mode)
         level = round(m * to_nm, LEVEL_DIGITS)
@@ -292,11 +378,38 @@ def load_curves(path=None) -> CurveSet:
         first_row[(specimen, mode, level)] = i
         points.setdefault(key, []).append((m * to_nm, r * to_deg, flag == "yes", i))
         info.setdefault(specimen, {c: row[c] for c in extra})
+    seen: dict[tuple, tuple[str, int]] = {}
     for (specimen, mode), pts in points.items():
-        if all(p[2] for p in pts):
-            i = pts[0][3]
-            t.error(i, "ignore", f"the {mode} curve of {specimen!r} has no point to fit (every "
-                                 "point is ignored)")
+        kept = [p for p in pts if not p[2]]
+        if not kept:
+            t.error(pts[0][3], "ignore", f"the {mode} curve of {specimen!r} has no point to "
+                                         "fit (every point is ignored)")
+            continue
+        m_top, r_top, _, i_top = kept[-1]       # the largest measured moment
+        curve = f"the {mode} curve of {specimen!r}"
+        found = CURVE_PEAK_MOMENT.problem(m_top)
+        if found is not None and (specimen, mode, load_col) not in flagged:
+            t.implausible(i_top, load_col, f"{curve} ends at {m_top:g} N m: "
+                                           f"{CURVE_PEAK_MOMENT.name}: {found[0]}")
+        if not r_top > 0:
+            t.error(i_top, resp_col, f"{curve} turns {r_top:g} deg at its largest measured "
+                                     f"moment ({m_top:g} N m): rotations are positive in the "
+                                     f"named direction ({_DIRECTION[mode]}); a flipped sign?")
+            continue
+        found = CURVE_FLEXIBILITY.problem(r_top / m_top) if m_top > 0 else None
+        if found is not None:
+            hint = ("; rotations in radians? name the column rotation_rad"
+                    if resp_col == "rotation_deg" and r_top / m_top < 1.0 else "")
+            t.implausible(i_top, resp_col, f"{curve} turns {r_top:g} deg at {m_top:g} N m: "
+                                           f"{CURVE_FLEXIBILITY.name}: {found[0]}{hint}")
+        shape = (mode, tuple((p[0], p[1], p[2]) for p in pts))
+        if shape in seen:
+            other, j = seen[shape]
+            t.error(pts[0][3], "specimen", f"{curve} repeats that of {other!r} (from row {j}, "
+                                           f"line {t.line_of[j]}) point for point: one "
+                                           "specimen counted twice?")
+            continue
+        seen[shape] = (specimen, pts[0][3])
     t.finish()
     curves = tuple(Curve(specimen=s, mode=mo, moment_Nm=_frozen([p[0] for p in pts]),
                          rotation_deg=_frozen([p[1] for p in pts]),
@@ -306,6 +419,10 @@ def load_curves(path=None) -> CurveSet:
     table = pd.DataFrame([{"specimen": s, **v} for s, v in info.items()])
     return CurveSet(curves=curves, path=str(path),
                     sha256=hashlib.sha256(path.read_bytes()).hexdigest(), info=table)
+
+
+_DIRECTION = {"flexion": "+phi_y", "extension": "-phi_y", "lateral-bending": "+phi_x",
+              "axial-rotation": "+phi_z"}
 
 
 def _frozen(values, dtype=float) -> np.ndarray:
@@ -327,6 +444,9 @@ def model_curve(model, mode: str, moment_Nm, *, n_threads: int | None = None) ->
     m = np.asarray(moment_Nm, dtype=float)
     if m.ndim != 1 or m.size == 0 or not np.all(np.diff(m) > 0) or m[0] <= 0:
         raise ValueError("moments must be a sequence of increasing numbers > 0 [N m]")
+    if not np.isfinite(m[-1] * 1000.0):
+        raise ValueError(f"moments of the {mode} curve must be finite in N mm, got up to "
+                         f"{m[-1]:g} N m")
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     dof, sign = MODES[mode]
@@ -355,6 +475,10 @@ def compare(model, curves=None, *, min_specimens: int | None = None) -> pd.DataF
     >>> bool((flexion["z"] < -2).all())      # the published model: > 2 SDs too stiff in flexion
     True
     """
+    from segment.core.model import Segment
+
+    if not isinstance(model, Segment):
+        raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
     curves = load_curves(curves)
     cor = curves.corridor(min_specimens=min_specimens)
     parts = []

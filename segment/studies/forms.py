@@ -110,8 +110,9 @@ def form_names() -> tuple[str, ...]:
 
 
 def load_form(form=None) -> Form:
-    """A :class:`Form` from its name (``forms.csv``), a folder (``space.csv`` and optionally
-    ``disc_law.csv``), or a Form; None is :data:`DEFAULT_FORM`.
+    """A :class:`Form` from its name (``forms.csv``, or a packaged folder of ``forms/`` such as
+    ``population``, the form the virtual population's members record), a folder
+    (``space.csv`` and optionally ``disc_law.csv``), or a Form; None is :data:`DEFAULT_FORM`.
 
     Raises
     ------
@@ -130,6 +131,9 @@ def load_form(form=None) -> Form:
                     space=ParameterSpace.from_csv(base / space),
                     disc_law_path=(base / law) if law else None)
     folder = Path(name)
+    packaged = forms_path().parent / name
+    if not folder.is_dir() and name.isidentifier() and (packaged / "space.csv").is_file():
+        folder = packaged     # a packaged form folder outside forms.csv (forms/population/)
     if folder.is_dir():
         if not (folder / "space.csv").is_file():
             raise ValueError(f"{folder}: a form folder needs a space.csv (and optionally a "

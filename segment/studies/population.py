@@ -26,6 +26,7 @@ keeps their row with ``converged`` False).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,12 @@ from segment.core.published import LOAD_CASES, c5c6
 from segment.solvers.equilibrium import solve
 from segment.solvers.ramp import ramp
 from segment.studies.calibration.curve_fit import population_table
+from segment.studies.calibration.curve_folder import (
+    INPUTS_FILE,
+    POPULATION_FILE,
+    read_inputs,
+    read_population,
+)
 from segment.studies.calibration.targets import load_targets
 from segment.studies.curves import load_curves, model_curve
 from segment.studies.forms import load_form
@@ -78,6 +85,12 @@ def bands(table: pd.DataFrame, by: list[str], value: str = "value",
     return out
 
 
+def _form_label(forms) -> str:
+    """The population's form: the one form, or ``"mixed (a, b)"``."""
+    used = list(dict.fromkeys(forms))
+    return used[0] if len(used) == 1 else f"mixed ({', '.join(used)})"
+
+
 @dataclass(frozen=True, eq=False)
 class Population:
     """Members (one model each) of a virtual population.
@@ -88,7 +101,8 @@ class Population:
         Member labels (the specimens).
     models : tuple of Segment
     form : str
-        The model form the members were calibrated in.
+        The model form the members were calibrated in (``"mixed (a, b)"`` for a mixture,
+        read only when asked with ``mixed=True``).
     fit : DataFrame
         The members' rows of ``population.csv`` (parameters, fit error), if known.
     published : Segment
@@ -119,47 +133,148 @@ class Population:
                    fit=population_table(fits), published=model)
 
     @classmethod
-    def from_csv(cls, path, model: Segment, *, form=None) -> Population:
-        """The converged rows of a ``population.csv`` (its ``form`` column names the form,
-        unless ``form`` is given; its parameter columns are the form's space) applied to
-        ``model``'s form (the ``published`` model the population is compared with)."""
-        path = Path(path)
-        table = pd.read_csv(path)
-        for col in ("specimen", "form", "converged"):
-            if col not in table.columns:
-                raise ValueError(f"{path.name}: missing column {col!r}; expected the "
-                                 "population.csv of segment calibrate --curves --each")
-        forms = sorted(set(table["form"]))
-        if form is None and len(forms) != 1:
-            raise ValueError(f"{path.name}: one form per population, got {forms}")
-        form = load_form(forms[0] if form is None else form)
-        missing = [n for n in form.space.names if n not in table.columns]
-        if missing:
-            raise ValueError(f"{path.name}: no column for parameter(s) {missing} of form "
-                             f"{form.name}")
-        ok = table[table["converged"].astype(bool)].reset_index(drop=True)
-        if ok.empty:
-            raise ValueError(f"{path.name}: no converged member")
-        fm = form.model(model)
-        P = ok[list(form.space.names)].to_numpy(float)
-        return cls(names=tuple(ok["specimen"].astype(str)),
-                   models=tuple(form.space.apply(fm, p) for p in P), form=form.name,
-                   fit=ok, published=model)
+    def from_csv(cls, path, model: Segment, *, form=None, mixed: bool = False,
+                 strict: bool = True) -> Population:
+        """The converged rows of a ``population.csv``
+        (:func:`~segment.studies.calibration.curve_folder.read_population`: the file's
+        checks; its ``form`` column names each member's form, which must be ``form`` when
+        given and one form for all unless ``mixed``; its parameter columns are the form's
+        space) applied to ``model``'s form (the ``published`` model the population is compared
+        with)."""
+        table = read_population(path, form=form, mixed=mixed, strict=strict)
+        ok = table.converged
+        base = model
+        built: dict[str, tuple] = {}
+        models = []
+        for _, row in ok.iterrows():
+            if row["form"] not in built:
+                f = load_form(row["form"])
+                built[row["form"]] = (f, f.model(base))
+            f, fm = built[row["form"]]
+            p = row[list(f.space.names)].to_numpy(float)
+            models.append(f.space.apply(fm, p))
+        return cls(names=tuple(ok[table.label].astype(str)), models=tuple(models),
+                   form=_form_label(table.forms), fit=ok, published=base)
 
     @classmethod
-    def from_folders(cls, folder, model: Segment) -> Population:
-        """Every data folder under ``folder`` (``folder/<specimen>/``, as written by
-        ``segment calibrate --curves --each``), read with the strict checks; ``model`` is the
-        ``published`` model the population is compared with."""
+    def from_folders(cls, folder, model: Segment, *, mixed: bool = False,
+                     strict: bool = True) -> Population:
+        """Every data folder under ``folder`` (``folder/<member>/``, as written by
+        ``segment calibrate --curves --each`` or ``--population``), read with the strict
+        checks, each checked against what was recorded when it was written:
+
+        * ``folder/population.csv`` (when present, checked by
+          :func:`~segment.studies.calibration.curve_folder.read_population`): every folder
+          has a row whose ``converged`` is true, every converged row has a folder;
+        * the member's form (its ``curve_calibration_inputs.csv``, else its row) is the
+          population's: one form for all unless ``mixed``; a form with a disc law needs the
+          member's ``disc_law.csv`` with that law (else the member would load as the linear
+          disc of eq. (1));
+        * the checksums its ``curve_calibration_inputs.csv`` records (``file_sha256``: every
+          table as written; ``form_file_sha256 disc_law.csv``: the form had a law) and the
+          specimen it names (``fitted``) match the folder;
+        * no two members are the same tables (one member counted twice).
+
+        ``model`` is the ``published`` model the population is compared with. Every error
+        names the member (and the file, line and column); ``strict`` as for
+        :func:`segment.c5c6`.
+        """
         folder = Path(folder)
+        if not folder.is_dir():
+            raise ValueError(f"{folder}: no such folder")
         subs = sorted(p for p in folder.iterdir() if (p / "ligaments.csv").is_file())
         if not subs:
             raise ValueError(f"{folder}: no data folder in it")
-        fit = pd.read_csv(folder / "population.csv") if (folder / "population.csv").is_file() \
-            else pd.DataFrame()
-        form = str(fit["form"].iloc[0]) if len(fit) else "unknown"
-        return cls(names=tuple(p.name for p in subs),
-                   models=tuple(c5c6(data_dir=p) for p in subs), form=form,
+        table = None
+        if (folder / POPULATION_FILE).is_file():
+            table = read_population(folder / POPULATION_FILE, mixed=mixed, strict=strict)
+            rows = {str(r[table.label]): r for _, r in table.frame.iterrows()}
+            for p in subs:
+                r = rows.get(p.name)
+                if r is None:
+                    raise ValueError(f"member {p.name}: the folder {p.name}/ has no row in "
+                                     f"{POPULATION_FILE}: not a member of this population "
+                                     f"(copied in from another?)")
+                if not r["converged"]:
+                    raise ValueError(f"member {p.name}: {table.where(p.name)} records "
+                                     f"converged = False, but its folder exists (from an "
+                                     f"earlier run?)")
+            have = {p.name for p in subs}
+            missing = [m for m in table.converged[table.label].astype(str) if m not in have]
+            if missing:
+                raise ValueError(f"{folder / POPULATION_FILE}: converged member(s) "
+                                 f"{missing} have no folder in {folder.name}/")
+        names, models, forms, seen, laws = [], [], [], {}, {}
+        for p in subs:
+            inputs = read_inputs(p)
+            row_form = None if table is None else str(rows[p.name]["form"])
+            form = inputs.get("form", row_form)
+            who = f"member {p.name}"
+            if row_form is not None and form != row_form:
+                raise ValueError(f"{who}: {p.name}/{INPUTS_FILE} says form {form!r}, "
+                                 f"{table.where(p.name)} says {row_form!r}")
+            fitted = inputs.get("fitted")
+            if fitted is not None and fitted != p.name:
+                raise ValueError(f"{who}: {p.name}/{INPUTS_FILE} says it was fitted to "
+                                 f"{fitted!r}: the folder of another specimen?")
+            for key, recorded in inputs.items():
+                kind, _, name = key.partition(" ")
+                target = p / name
+                if kind == "file_sha256":
+                    if not target.is_file():
+                        raise ValueError(f"{who}: {name} is missing, but {INPUTS_FILE} "
+                                         f"records its sha256 (deleted after the calibration "
+                                         f"wrote it)")
+                    got = hashlib.sha256(target.read_bytes()).hexdigest()
+                    if got != recorded:
+                        raise ValueError(f"{who}: {name} differs from what the calibration "
+                                         f"wrote (sha256 {got[:12]}, {INPUTS_FILE} records "
+                                         f"{recorded[:12]}): edited or corrupted")
+                elif kind == "form_file_sha256" and name == "disc_law.csv" \
+                        and not target.is_file():
+                    raise ValueError(f"{who}: no disc_law.csv, but its form {form!r} has a "
+                                     f"disc law ({INPUTS_FILE} records its sha256): the "
+                                     f"member would load as the linear disc of eq. (1)")
+            try:
+                m = c5c6(data_dir=p, strict=strict)
+            except (ValueError, OSError) as exc:
+                raise ValueError(f"{who} ({p.name}/): {exc}") from None
+            law = None
+            if form not in (None, "unknown"):
+                try:
+                    f = load_form(form)
+                except (ValueError, OSError) as exc:
+                    raise ValueError(f"{who}: unknown form {form!r} ({exc})") from None
+                if f.disc_law_path is not None:
+                    if form not in laws:
+                        laws[form] = f.model(model).disc.law
+                    law = laws[form]
+            if law is not None and tuple(m.disc.law) != tuple(law):
+                what = ("no disc_law.csv" if not (p / "disc_law.csv").is_file()
+                        else f"the disc law {sorted(set(m.disc.law))}")
+                raise ValueError(f"{who}: {what}, but its form {form!r} has the disc law "
+                                 f"{sorted(set(law) - {'linear'})} (a member without it loads "
+                                 f"as the linear disc of eq. (1))")
+            digest = hashlib.sha256()
+            for t in sorted(x for x in p.glob("*.csv") if not x.name.startswith("curve_")):
+                digest.update(t.name.encode() + b"\0" + t.read_bytes())
+            key = digest.hexdigest()
+            if key in seen:
+                raise ValueError(f"{who}: its tables are those of member {seen[key]} (one "
+                                 f"member counted twice)")
+            seen[key] = p.name
+            names.append(p.name)
+            models.append(m)
+            forms.append(form or "unknown")
+        used = list(dict.fromkeys(forms))
+        if len(used) > 1 and not mixed:
+            by = {f: [n for n, g in zip(names, forms, strict=True) if g == f] for f in used}
+            raise ValueError(f"{folder}: the members are of different forms ("
+                             + "; ".join(f"{f}: {', '.join(m)}" for f, m in by.items())
+                             + "); a population has one form (pass mixed=True to compare a "
+                               "mixture)")
+        fit = table.converged if table is not None else pd.DataFrame()
+        return cls(names=tuple(names), models=tuple(models), form=_form_label(forms),
                    fit=fit, published=model)
 
     # ------------------------------------------------------------------ what it says

@@ -10,6 +10,7 @@ reading. ``status`` and ``status_unloaded`` hold codes of :class:`~segment.core.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -160,21 +161,31 @@ class SetsResult:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        name = str(path)
+        if isinstance(path, bool) or not isinstance(path, str | Path):
+            raise TypeError(f"path must be a file path, got {type(path).__name__}")
+        file = Path(path)
+        name = str(path) if str(path).strip() else repr(str(path))   # Path("") is "."
 
         def bad(what):
             return ValueError(f"{name}: {what}; not a parameter-set result as "
                               "SetsResult.to_parquet writes it")
 
+        # one file, never a dataset: pyarrow would read a folder as one and name its files
+        if not str(path).strip() or not file.exists():
+            raise ValueError(f"{name}: file not found")
+        if file.is_dir():
+            raise ValueError(f"{name}: is a folder, expected the parquet file "
+                             "SetsResult.to_parquet writes")
+        size = file.stat().st_size
         try:
-            table = pq.read_table(name)
-        except FileNotFoundError:
-            raise ValueError(f"{name}: file not found") from None
-        except (OSError, pa.ArrowException) as exc:
-            raise ValueError(f"{name}: not a readable parquet file ({exc})") from None
+            table = pq.read_table(pa.OSFile(name))
+        except (OSError, pa.ArrowException):
+            raise ValueError(f"{name}: not a readable parquet file ({size:,} bytes; a parquet "
+                             "file ends in the footer 'PAR1', which is missing or damaged "
+                             "here)") from None
         raw = (table.schema.metadata or {}).get(b"segment")
         if raw is None:
-            raise ValueError(f"{path}: not a segment parameter-set result (no 'segment' "
+            raise ValueError(f"{name}: not a segment parameter-set result (no 'segment' "
                              "metadata)")
         try:
             meta = json.loads(raw)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from segment.core.checks import PULSE_DURATION, PULSE_PEAK
 from segment.core.tables import parse_number, read_text
 from segment.jit import njit
 
@@ -40,13 +41,14 @@ __all__ = ["G_MM_S2", "MAX_BASE_G", "MAX_PULSE_S", "BaseExcitation"]
 
 G_MM_S2 = 9810.0
 """1 g [mm/s^2] (g = 9.81 m/s^2, the value of Fritzkowski and Walczak)."""
-MAX_BASE_G = 100.0
-"""Largest base acceleration accepted [g]. Whiplash sled pulses are 2.5-8.5 g (the paper's
-section 4), crash pulses a few tens of g; the segment's ligaments break within milliseconds far
-below 100 g. The bound catches unit mistakes (mm/s^2 typed for m/s^2)."""
-MAX_PULSE_S = 10.0
-"""Longest pulse accepted [s] (crash pulses last 0.05-0.2 s; catches milliseconds typed as
-seconds)."""
+MAX_BASE_G = PULSE_PEAK.hard.upper
+"""Largest base acceleration accepted [g] (:data:`segment.core.checks.PULSE_PEAK`: whiplash
+sled pulses are 2.5-8.5 g, crash pulses a few tens of g; the bound catches mm/s^2 typed for
+m/s^2)."""
+MAX_PULSE_S = PULSE_DURATION.hard.upper
+"""Longest pulse accepted [s]: its last sample time, whichever way it is built
+(:data:`segment.core.checks.PULSE_DURATION`: crash pulses last 0.05-0.2 s; catches a table
+in milliseconds read as seconds)."""
 MAX_SAMPLES = 1_000_000
 """Most samples of an acceleration table."""
 DIRECTIONS = {"+x": (1.0, 0.0, 0.0), "-x": (-1.0, 0.0, 0.0), "+y": (0.0, 1.0, 0.0),
@@ -143,6 +145,10 @@ class BaseExcitation:
             k = int(np.argmax(steps <= 0))
             raise ValueError(f"{self.name}: sample times must increase strictly; sample {k + 2} "
                              f"(t = {t[k + 1]:g} s) follows t = {t[k]:g} s")
+        if t[-1] > MAX_PULSE_S:
+            raise ValueError(f"{self.name}: t_s: the excitation lasts {t[-1]:g} s (its last "
+                             f"sample); at most {MAX_PULSE_S:g} s is accepted "
+                             f"({PULSE_DURATION.why})")
         peak = float(np.max(np.abs(a))) / G_MM_S2
         if peak > MAX_BASE_G:
             raise ValueError(f"{self.name}: |acceleration| reaches {peak:.4g} g; at most "
@@ -259,6 +265,10 @@ class BaseExcitation:
                 raise ValueError(f"{at}, column 't_s': time must increase strictly, got "
                                  f"{row['t_s'].strip()} after {t[i - 2]:g} s (line "
                                  f"{data[i - 2][0]})")
+            if t[i - 1] > MAX_PULSE_S:
+                raise ValueError(f"{at}, column 't_s': {row['t_s'].strip()} s is beyond "
+                                 f"{MAX_PULSE_S:g} s, the longest excitation accepted "
+                                 f"({PULSE_DURATION.why})")
             for c, (comp, scale) in columns.items():
                 value = _cell(row, c, at) * scale
                 if abs(value) > MAX_BASE_G * G_MM_S2:

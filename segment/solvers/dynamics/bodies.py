@@ -20,11 +20,11 @@ The kernels take the body as one array (:func:`_body_array`) in internal units: 
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from segment.core.checks import PAYLOAD_COG, PAYLOAD_INERTIA, PAYLOAD_MASS
 from segment.core.io import BodyInertia, load_parameters
 from segment.core.model import Segment
 
@@ -94,14 +94,17 @@ class Payload:
     Parameters
     ----------
     mass_kg : float
-        Mass [kg], > 0.
+        Mass [kg], in (0, 100] (:data:`segment.core.checks.PAYLOAD_MASS`, as the command
+        line's ``--payload-mass``).
     inertia_kg_cm2 : array_like
         Inertia about the payload's own centre of gravity, along the C5 axes [kg cm^2]: three
         principal moments along the C5 axes, six entries ``(Ixx, Iyy, Izz, Ixy, Ixz, Iyz)`` of
         the tensor (``Ixy = -int x y dm``), or the 3 x 3 tensor. It must be symmetric,
-        positive definite and obey the triangle inequality of principal moments.
+        positive definite and obey the triangle inequality of principal moments; every entry
+        at most 1e5 kg cm^2 in size (:data:`segment.core.checks.PAYLOAD_INERTIA`).
     cog_mm : array_like, shape (3,)
-        Its centre of gravity in the C5 frame [mm] (+x anterior, +z superior).
+        Its centre of gravity in the C5 frame [mm] (+x anterior, +z superior), within 1000 mm
+        of the C5 origin (:data:`segment.core.checks.PAYLOAD_COG`).
     name : str
         Label shown in results.
 
@@ -118,16 +121,14 @@ class Payload:
     name: str = "payload"
 
     def __post_init__(self):
-        m = self.mass_kg
-        if isinstance(m, bool) or not isinstance(m, numbers.Real):
-            raise TypeError(f"payload {self.name!r}: mass_kg must be a number [kg], got "
-                            f"{type(m).__name__}")
-        if not (np.isfinite(m) and m > 0):
-            raise ValueError(f"payload {self.name!r}: mass_kg must be a finite number > 0 "
-                             f"[kg], got {m!r}")
-        tensor = check_inertia_tensor(
-            _inertia_tensor(self.inertia_kg_cm2, f"payload {self.name!r}: inertia_kg_cm2"),
-            f"payload {self.name!r}: inertia_kg_cm2")
+        m = PAYLOAD_MASS.check(self.mass_kg, f"payload {self.name!r}: mass_kg")
+        raw = _inertia_tensor(self.inertia_kg_cm2, f"payload {self.name!r}: inertia_kg_cm2")
+        big = float(np.max(np.abs(raw)))
+        if not PAYLOAD_INERTIA.hard.holds(big):
+            raise ValueError(f"payload {self.name!r}: inertia_kg_cm2 entries must be at most "
+                             f"{PAYLOAD_INERTIA.hard.upper:g} kg cm^2 in size "
+                             f"({PAYLOAD_INERTIA.why}), got {big:g}")
+        tensor = check_inertia_tensor(raw, f"payload {self.name!r}: inertia_kg_cm2")
         try:
             cog = np.array(self.cog_mm, dtype=float)
         except (TypeError, ValueError):
@@ -136,6 +137,10 @@ class Payload:
         if cog.shape != (3,) or not np.all(np.isfinite(cog)):
             raise ValueError(f"payload {self.name!r}: cog_mm must be 3 finite numbers [mm], "
                              f"got {self.cog_mm!r}")
+        if not PAYLOAD_COG.hard.holds(float(np.linalg.norm(cog))):
+            raise ValueError(f"payload {self.name!r}: cog_mm must lie within "
+                             f"{PAYLOAD_COG.hard.upper:g} mm of the C5 origin "
+                             f"({PAYLOAD_COG.why}), got {cog.tolist()}")
         tensor.setflags(write=False)
         cog.setflags(write=False)
         object.__setattr__(self, "mass_kg", float(m))

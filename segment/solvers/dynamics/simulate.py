@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from segment.core.checks import LSV_DT, RAMP_TIME, T_END, check_start
 from segment.core.io import BodyInertia
 from segment.core.model import Segment
 from segment.core.newton import norm_phi
@@ -129,7 +130,7 @@ def _resolve_start(q0, model, f0, body, grav, elements, base):
         raise ValueError(f"q0 must be 'reference', 'equilibrium' or 6 numbers [mm, rad], got "
                          f"{q0!r}")
     q, _ = _initial(q0, None)
-    return q, ""
+    return check_start(q, "q0"), ""
 
 
 def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
@@ -152,9 +153,10 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         seconds), or a function ``t [s] -> Load`` or ``-> (Fx, Fy, Fz, Mx, My, Mz)``
         [N, N mm]; None for no load.
     t_end : float
-        End time [s].
+        End time [s], in (0, 1000] (:data:`segment.core.checks.T_END`, as ``segment simulate
+        --t-end``).
     ramp : float
-        Ramp duration [s] for a :class:`Load` (0: step).
+        Ramp duration [s] for a :class:`Load` (0: step), in [0, 1000].
     q0 : array_like, str or None
         Pose at t = 0: 6 numbers [mm, rad]; ``"reference"`` (q = 0, the pose of Table 1);
         ``"equilibrium"`` (the static equilibrium under the load at t = 0 and, with
@@ -204,8 +206,9 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     max_step : float
         Largest step of the scipy integrators [s].
     dt : float, optional
-        LSV step [s] (default 1e-5 s): the largest step <= ``dt`` that puts every output time
-        on the step grid; at most 10,000,000 steps per run.
+        LSV step [s] (default 1e-5 s), in [1e-7, 1e-3] (:data:`segment.core.checks.LSV_DT`):
+        the largest step <= ``dt`` that puts every output time on the step grid; at most
+        10,000,000 steps per run.
     rupture : bool
         Ligament strips rupture (True, default): a strip whose strain reaches eps_max (its
         elastic force F_max, point C of Table 3) breaks at that instant and carries nothing
@@ -227,11 +230,8 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
     """
     if not isinstance(model, Segment):
         raise TypeError(f"model must be a segment.Segment, got {type(model).__name__}")
-    for name, value in (("t_end", t_end), ("ramp", ramp)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a number [s], got {type(value).__name__}")
-    if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be > 0 [s], got {t_end!r}")
+    t_end = T_END.check(t_end, "t_end")
+    ramp = RAMP_TIME.check(ramp, "ramp")
     if isinstance(n_output, bool) or not isinstance(n_output, numbers.Integral) or not (
             2 <= n_output <= MAX_OUTPUT):
         raise ValueError(f"n_output must be an integer in [2, {MAX_OUTPUT:,}], got "
@@ -243,7 +243,7 @@ def simulate(model: Segment, load=None, *, t_end: float, ramp: float = 0.0,
         raise ValueError(f"dt is the step of the LSV integrator (method='lsv' or "
                          f"'lsv-explicit'); method {method!r} chooses its own steps")
     if lsv:
-        dt = DEFAULT_DT if dt is None else _positive_number("dt", dt)
+        dt = DEFAULT_DT if dt is None else LSV_DT.check(dt, "dt")
         n_steps = lsv_steps(float(t_end), int(n_output), dt)[0]
         if n_steps > MAX_STEPS:
             raise ValueError(f"t_end / dt = {float(t_end) / dt:.3g} steps; at most "

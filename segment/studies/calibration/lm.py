@@ -22,7 +22,10 @@ A variable at a bound whose gradient pushes it outward is held there (the projec
 Stops when the projected gradient's largest entry is below ``gtol``, when an accepted step
 lowers the cost by less than ``ftol`` of it, when a step moves no variable by more than
 ``xtol`` (of its range) even after :data:`MAX_RESETS` resets of the damping at that point,
-or after ``max_nfev`` evaluations (not converged).
+or after ``max_nfev`` evaluations (not converged). It also stops, not converged and saying
+why, when the residuals or the Jacobian at the current point are not finite (a target SD of 0,
+a model that returns NaN) or the damping grows without bound: it never iterates on NaN. A
+trial step whose residuals are not finite is rejected like one that raises the cost.
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ stopped at cost 4.70 without resets."""
 @dataclass(frozen=True)
 class LMResult:
     """``x``, ``cost`` (half the sum of squared residuals), ``status`` (> 0 converged: 1
-    projected gradient, 2 step size, 3 cost; 0 evaluation limit), ``message``, ``nfev``,
-    ``njev``."""
+    projected gradient, 2 step size, 3 cost; 0 evaluation limit; -1 stopped on a non-finite
+    residual, Jacobian or damping), ``message``, ``nfev``, ``njev``."""
 
     x: np.ndarray
     cost: float
@@ -54,6 +57,17 @@ class LMResult:
     message: str
     nfev: int
     njev: int
+
+
+def _not_finite(a: np.ndarray, what: str) -> str:
+    """Why ``a`` cannot be iterated on (its first entry that is not finite), or ""."""
+    bad = ~np.isfinite(a)
+    if not bad.any():
+        return ""
+    index = tuple(int(k) for k in np.argwhere(bad)[0])
+    at = index[0] if len(index) == 1 else index
+    return (f"{what} are not finite ({int(bad.sum())} of {a.size}, the first at {at}: "
+            f"{a[index]}); stopped (a target with SD 0, or a model that returned NaN?)")
 
 
 def _cost(r) -> float:
@@ -138,6 +152,9 @@ def least_squares_bounded(fun, jac, x0, lower, upper, *, gtol: float = 1e-10,
     r = np.asarray(fun(p), dtype=float)
     cost = _cost(r)
     nfev, njev = 1, 0
+    bad = _not_finite(r, "the residuals at the start")
+    if bad:
+        return LMResult(x=p, cost=math.inf, status=-1, message=bad, nfev=nfev, njev=njev)
     mu, nu = None, 2.0
     resets = 0
     status, message = 0, "the evaluation limit was reached"
@@ -146,6 +163,10 @@ def least_squares_bounded(fun, jac, x0, lower, upper, *, gtol: float = 1e-10,
         if J is None:
             Jp = np.asarray(jac(p), dtype=float)
             njev += 1
+            bad = _not_finite(Jp, "the Jacobian at the current point")
+            if bad:
+                status, message = -1, bad
+                break
             J = Jp * width[None, :]            # d r / d u
             full_g = [math.fsum(float(J[i, k]) * float(r[i]) for i in range(J.shape[0]))
                       for k in range(d)]
@@ -165,6 +186,10 @@ def least_squares_bounded(fun, jac, x0, lower, upper, *, gtol: float = 1e-10,
         if h is None:
             mu *= nu
             nu *= 2.0
+            if not math.isfinite(mu):
+                status, message = -1, ("the damping grew without bound: the normal "
+                                       "equations have no positive definite solution")
+                break
             continue
         trial = list(u)
         for a, k in enumerate(free):
