@@ -221,7 +221,7 @@ def _foreign_folder(folder):
     """A data folder of another form (the packaged neutral-zone form on the published model)
     copied in."""
     import segment
-    from segment.core.io import save_parameters
+    from segment.core.save import save_parameters
     from segment.studies.forms import load_form
 
     m = load_form(FORM).model(segment.c5c6())
