@@ -16,6 +16,7 @@ lines of the pages' ``bash`` blocks.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -56,6 +57,9 @@ nb_merge_streams = True
 
 # --- API reference --------------------------------------------------------------------------
 autosummary_generate = True
+# the stubs are rewritten on every build; stubs of modules that no longer exist (a module
+# renamed or split) would otherwise stay in docs/generated/ and fail the build
+shutil.rmtree(DOCS / "generated", ignore_errors=True)
 autosummary_ignore_module_all = False    # a module's __all__ is its public API
 autosummary_imported_members = False
 autodoc_default_options = {"members": False}

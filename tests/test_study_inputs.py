@@ -573,7 +573,7 @@ def test_api_arguments_are_checked_and_named(model, space):
         (lambda: model.with_strips(100000), ValueError, "strips must be an integer from 1"),
         (lambda: load_space(42), TypeError, "space must be a ParameterSpace"),
         (lambda: segment.simulate(model, flx, t_end="1"), TypeError,
-         "t_end must be a number [s], got str"),
+         "t_end must be a number [s], got '1'"),
     ]
     for fn, kind, text in cases:
         with pytest.raises(kind, match=re.escape(text)):

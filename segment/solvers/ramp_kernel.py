@@ -59,7 +59,7 @@ RAMP_NO_EQUILIBRIUM = int(Status.NO_EQUILIBRIUM)
 RAMP_LIMIT = int(Status.VALIDITY_LIMIT)
 LIMIT_NONE, LIMIT_BOUND, LIMIT_BOUND_JUMP, LIMIT_NO_TAUT = 0, 1, 2, 3
 RUPTURE_TOL = 1e-9
-"""|g - 1| at which the rupture scale is accepted (g = strain / eps_max of the strip)."""
+"""``|g - 1|`` at which the rupture scale is accepted (g = strain / eps_max of the strip)."""
 TIE_RTOL = 1e-9
 """Strips whose strain ratios agree within this fraction when one reaches F_max break
 together (:func:`_tied`): mirror-image ligaments under a symmetric load reach F_max at the same
