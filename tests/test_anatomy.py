@@ -110,6 +110,7 @@ def test_meshes_ship_in_the_wheel_as_package_data():
     """Every file of the meshes' folder matches a package-data pattern of its package (the
     wheel itself is built and read in tests/test_install.py)."""
     import fnmatch
+
     import tomllib
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
