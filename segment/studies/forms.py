@@ -5,8 +5,7 @@ A form is what a calibration to specimen curves may change and how (issue 22):
 * a **disc law** (``disc_law.csv``, read as by :func:`segment.load_parameters`; the laws are
   those of :mod:`segment.elements.disc`), applied to the base model; none keeps eq. (1);
 * a **parameter space** (:class:`~segment.studies.space.ParameterSpace`) with each parameter's
-prior,
-  range and source ("assumed" with the reasoning where no source gives it).
+  prior, range and source ("assumed" with the reasoning where no source gives it).
 
 ``data/forms/forms.csv`` lists the packaged forms (name, space, disc law, description, source;
 paths relative to ``data/``)::

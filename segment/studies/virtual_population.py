@@ -529,7 +529,7 @@ def clinical_table(pop: pd.DataFrame) -> pd.DataFrame:
     at 1.8 N m, Zdeblick et al.'s trend for that state, and whether the members agree with
     the pattern (little change up to 50 %, the largest at 75-100 %: the state's median within
     half of the 75-100 % medians' smaller one for the first group, at least twice the first
-    group's largest |median| for the second)."""
+    group's largest ``|median|`` for the second)."""
     rows = []
     for c in ("AR", "FLX"):
         med = {}
