@@ -118,10 +118,14 @@ def main(argv=None) -> int:
     if not args.no_tests:
         import pytest
 
-        # the check that the precompiled module matches the sources is left out: recording
-        # comes before the rebuild it asks for
-        code = pytest.main(["-q", "-m", "not slow", "-p", "no:cacheprovider", "--deselect",
+        # left out: the check that the precompiled module matches the sources (recording comes
+        # before the rebuild it asks for) and the probe that looks up float32 arguments (a
+        # lookup is recorded as a call: the probe would export the types it checks are absent)
+        code = pytest.main(["-q", "-m", "not slow", "-p", "no:cacheprovider",
+                            "--deselect",
                             "tests/test_jit.py::test_the_precompiled_module_is_built_here",
+                            "--deselect",
+                            "tests/test_jit.py::test_a_float32_array_never_reaches_float64_code",
                             str(ROOT)])
         if code != 0:
             raise SystemExit(f"record_kernels: the fast tier failed (exit {code}); fix it "

@@ -116,12 +116,12 @@ from segment.studies.sets import solve_sets
 from segment.studies.space import load_space
 model, space = segment.c5c6(), load_space()
 P, loads = space.sample(8, seed=2), list(segment.LOAD_CASES.values())
-ref = solve_sets(model, P, loads, sensitivities=True)
+ref = solve_sets(model, P, loads, sensitivities=True, n_threads=2)   # numba's parallel route
 assert numba.threading_layer() == "workqueue", numba.threading_layer()
 out = {}
 def work(i):
-    out[i] = solve_sets(model, P, loads, sensitivities=True, chunk=3).dq_dp
-    space.pack_derivative(model, P)
+    out[i] = solve_sets(model, P, loads, sensitivities=True, chunk=3, n_threads=2).dq_dp
+    space.pack_derivative(model, P, n_threads=2)
 threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
 for t in threads: t.start()
 for t in threads: t.join()

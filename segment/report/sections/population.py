@@ -107,7 +107,7 @@ def write(rep, s) -> None:
         "laboratory it never saw. This section reads the committed result "
         f"(`data/population/`, made by `{man['command']}` and `python "
         "scripts/population_loo.py`); it recomputes nothing but cheap checks: every input's "
-        "sha256 against the manifest and the first members re-solved to their stored "
+        "checksum against the manifest and the first members re-solved to their stored "
         f"rotations ({n_ok} of {len(checks)} checks pass). Model, data and error model: "
         "`docs/population.md`.")
     rep.table("population_checks", checks)
