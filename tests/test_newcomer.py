@@ -21,30 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _packages_shipped_by_a_parent() -> list[str]:
     """Folders that ship files through a parent package's patterns although they are a package
-    name of their own: what setuptools warns about ("Package would be ignored")."""
-    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    packages, dirs = set(cfg["packages"]), cfg.get("package-dir", {})
+    name of their own: what setuptools warns about ("Package would be ignored"). The census's
+    probe (``scripts/reliability_census.py``), read from the checkout."""
+    import importlib.util
 
-    def folder(pkg):
-        for prefix in sorted(dirs, key=len, reverse=True):
-            if pkg == prefix or pkg.startswith(prefix + "."):
-                rest = pkg[len(prefix):].lstrip(".")
-                return ROOT / dirs[prefix] / Path(*rest.split(".")) if rest else \
-                    ROOT / dirs[prefix]
-        return ROOT / Path(*pkg.split("."))
-
-    found = set()
-    for pkg, patterns in cfg.get("package-data", {}).items():
-        base = folder(pkg)
-        for pattern in patterns:
-            for f in base.glob(pattern):
-                parts = f.parent.relative_to(base).parts
-                for k in range(1, len(parts) + 1):
-                    if not all(p.isidentifier() for p in parts[:k]):
-                        break
-                    if ".".join((pkg, *parts[:k])) not in packages:
-                        found.add(".".join((pkg, *parts[:k])))
-    return sorted(found)
+    spec = importlib.util.spec_from_file_location("census",
+                                                  ROOT / "scripts" / "reliability_census.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    return census._would_be_ignored(ROOT)
 
 
 def test_no_folder_is_shipped_through_its_parent():

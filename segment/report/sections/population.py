@@ -51,6 +51,11 @@ def steps_figure(steps: pd.DataFrame) -> plt.Figure:
         ax.set_title(sp, fontsize=9)
         ax.axhline(0, color="0.8", lw=0.6)
         ax.axvline(0, color="0.8", lw=0.6)
+    return _finish_grid(fig, axes)
+
+
+def _finish_grid(fig, axes) -> plt.Figure:
+    """The axis labels of a specimen grid, on its outer panels, and its layout."""
     for ax in axes[-1]:
         ax.set_xlabel("moment [N m]")
     for ax in axes[:, 0]:
@@ -76,12 +81,7 @@ def held_out_figure(loo: pd.DataFrame) -> plt.Figure:
             ax.plot(m, sign * g["observed_deg"], "o", ms=3.5, color="k", mfc="none")
         ax.set_title(f"{sp} left out", fontsize=9)
         ax.axhline(0, color="0.8", lw=0.6)
-    for ax in axes[-1]:
-        ax.set_xlabel("moment [N m]")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("rotation [deg]")
-    tight(fig)
-    return fig
+    return _finish_grid(fig, axes)
 
 
 def write(rep, s) -> None:
