@@ -80,27 +80,34 @@ _MAX_MOVE_RAD = math.radians(MAX_MOVE_DEG)
 
 
 @njit
-def _max_ratio(q, glob, lig, alive):
-    """(max_i strain_i / eps_max_i over intact strips, its row; -inf, -1 when none)."""
+def _ratios(q, glob, lig, g):
+    """Strain ratio ``g = strain / eps_max`` of every strip row at ``q``, written to ``g``
+    (rupture at g = 1, Table 3)."""
     R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
           (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
           (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
     R, _, _ = joint_axes(q, R0)
     p = [glob[G_S0 + k] + R0[k][0] * q[0] + R0[k][1] * q[1] + R0[k][2] * q[2]
          for k in range(3)]
-    best = -np.inf
-    arg = -1
     for i in range(lig.shape[0]):
-        if alive[i] == 0.0:
-            continue
         s = 0.0
         for k in range(3):
             x = p[k] + R[k][0] * lig[i, L_A] + R[k][1] * lig[i, L_A + 1] + R[k][2] * lig[i, L_A + 2]
             d = lig[i, L_B + k] - x
             s += d * d
-        g = (math.sqrt(s) - lig[i, L_L0]) / lig[i, L_L0] / lig[i, L_EPS + 2]
-        if g > best:
-            best = g
+        g[i] = (math.sqrt(s) - lig[i, L_L0]) / lig[i, L_L0] / lig[i, L_EPS + 2]
+
+
+@njit
+def _max_ratio(q, glob, lig, alive):
+    """(max_i strain_i / eps_max_i over intact strips, its row; -inf, -1 when none)."""
+    g = np.empty(lig.shape[0])
+    _ratios(q, glob, lig, g)
+    best = -np.inf
+    arg = -1
+    for i in range(lig.shape[0]):
+        if alive[i] != 0.0 and g[i] > best:
+            best = g[i]
             arg = i
     return best, arg
 
@@ -111,20 +118,8 @@ def _tied(q, glob, lig, alive, i, out):
     strip i's within :data:`TIE_RTOL` (a symmetric pair under a symmetric load): written to
     ``out``, their number returned. They break with strip i, so that no result depends on
     the order of the strips in the model."""
-    R0 = ((glob[G_R0], glob[G_R0 + 1], glob[G_R0 + 2]),
-          (glob[G_R0 + 3], glob[G_R0 + 4], glob[G_R0 + 5]),
-          (glob[G_R0 + 6], glob[G_R0 + 7], glob[G_R0 + 8]))
-    R, _, _ = joint_axes(q, R0)
-    p = [glob[G_S0 + k] + R0[k][0] * q[0] + R0[k][1] * q[1] + R0[k][2] * q[2]
-         for k in range(3)]
     g = np.empty(lig.shape[0])
-    for j in range(lig.shape[0]):
-        s = 0.0
-        for k in range(3):
-            x = p[k] + R[k][0] * lig[j, L_A] + R[k][1] * lig[j, L_A + 1] + R[k][2] * lig[j, L_A + 2]
-            d = lig[j, L_B + k] - x
-            s += d * d
-        g[j] = (math.sqrt(s) - lig[j, L_L0]) / lig[j, L_L0] / lig[j, L_EPS + 2]
+    _ratios(q, glob, lig, g)
     count = 0
     for j in range(lig.shape[0]):
         if j != i and alive[j] != 0.0 and abs(g[j] - g[i]) <= TIE_RTOL * abs(g[i]):
