@@ -60,65 +60,68 @@ The validation-only data (Voo et al. 1998, the centre of rotation of Anderst et
 al. 2013) are in :mod:`segment.studies.validation_only` and re-exported here.
 """
 
-from segment.studies.calibration.checks import cross_validate, predictive_bands, sd_sensitivity
-from segment.studies.calibration.curve_fit import (
-    calibrate_curves,
-    calibrate_each,
-    population_table,
-)
-from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
-from segment.studies.calibration.curve_forward import CurveForward
-from segment.studies.calibration.curve_posterior import sample_curve_posterior
-from segment.studies.calibration.curve_result import CurveCalibration
-from segment.studies.calibration.curve_targets import POINT_SD_DEG, CurveTargets
-from segment.studies.calibration.fit import calibrate
-from segment.studies.calibration.folder import (
-    CALIBRATED_DIR_NAME,
-    REGENERATE_COMMAND,
-    VALUE_DIGITS,
-    shipped_calibrated_dir,
-    write_calibrated,
-)
-from segment.studies.calibration.forms_compare import FormComparison, compare_forms
-from segment.studies.calibration.forward import Forward, configuration_model
-from segment.studies.calibration.misfit import MISFIT_COLUMNS, reach
-from segment.studies.calibration.posterior import (
-    BURN_IN_TAUS,
-    INIT_REDRAWS,
-    RHAT_CONVERGED,
-    PosteriorSamples,
-    sample_posterior,
-    split_rhat,
-)
-from segment.studies.calibration.prior import log_prior, prior_residual
-from segment.studies.calibration.result import (
-    DATA_DETERMINED_VARIANCE_RATIO,
-    MISFIT_Z,
-    RIDGE,
-    STATUS_MESSAGES,
-    CalibrationResult,
-)
-from segment.studies.calibration.targets import (
-    CONFIGURATIONS,
-    SD_BASES,
-    TARGET_COLUMNS,
-    Targets,
-    default_targets_path,
-    load_targets,
-)
-from segment.studies.validation_only import (
-    ANDERST_ICR_MM,
-    ICR_REFERENCE_POINTS,
-    ICR_SMALL_MOMENT_NM,
-    VOO_MOMENTS_NM,
-    VOO_STIFFNESS_RANGE,
-    c6_reference_points,
-    flexion_extension_centre,
-    icr_comparison,
-    icr_offset,
-    planar_centre,
-    validation_only,
-)
+import importlib
+
+_LAZY = {
+    "ANDERST_ICR_MM": "studies.validation_only",
+    "BURN_IN_TAUS": "studies.calibration.posterior",
+    "CALIBRATED_DIR_NAME": "studies.calibration.folder",
+    "CONFIGURATIONS": "studies.calibration.targets",
+    "CalibrationResult": "studies.calibration.result",
+    "CurveCalibration": "studies.calibration.curve_result",
+    "CurveForward": "studies.calibration.curve_forward",
+    "CurveTargets": "studies.calibration.curve_targets",
+    "DATA_DETERMINED_VARIANCE_RATIO": "studies.calibration.result",
+    "FormComparison": "studies.calibration.forms_compare",
+    "Forward": "studies.calibration.forward",
+    "ICR_REFERENCE_POINTS": "studies.validation_only",
+    "ICR_SMALL_MOMENT_NM": "studies.validation_only",
+    "INIT_REDRAWS": "studies.calibration.posterior",
+    "MISFIT_COLUMNS": "studies.calibration.misfit",
+    "MISFIT_Z": "studies.calibration.result",
+    "POINT_SD_DEG": "studies.calibration.curve_targets",
+    "PosteriorSamples": "studies.calibration.posterior",
+    "REGENERATE_COMMAND": "studies.calibration.folder",
+    "RHAT_CONVERGED": "studies.calibration.posterior",
+    "RIDGE": "studies.calibration.result",
+    "SD_BASES": "studies.calibration.targets",
+    "STATUS_MESSAGES": "studies.calibration.result",
+    "TARGET_COLUMNS": "studies.calibration.targets",
+    "Targets": "studies.calibration.targets",
+    "VALUE_DIGITS": "studies.calibration.folder",
+    "VOO_MOMENTS_NM": "studies.validation_only",
+    "VOO_STIFFNESS_RANGE": "studies.validation_only",
+    "c6_reference_points": "studies.validation_only",
+    "calibrate": "studies.calibration.fit",
+    "calibrate_curves": "studies.calibration.curve_fit",
+    "calibrate_each": "studies.calibration.curve_fit",
+    "compare_forms": "studies.calibration.forms_compare",
+    "configuration_model": "studies.calibration.forward",
+    "cross_validate": "studies.calibration.checks",
+    "default_targets_path": "studies.calibration.targets",
+    "flexion_extension_centre": "studies.validation_only",
+    "icr_comparison": "studies.validation_only",
+    "icr_offset": "studies.validation_only",
+    "load_targets": "studies.calibration.targets",
+    "log_prior": "studies.calibration.prior",
+    "planar_centre": "studies.validation_only",
+    "population_table": "studies.calibration.curve_fit",
+    "predictive_bands": "studies.calibration.checks",
+    "prior_residual": "studies.calibration.prior",
+    "reach": "studies.calibration.misfit",
+    "sample_curve_posterior": "studies.calibration.curve_posterior",
+    "sample_posterior": "studies.calibration.posterior",
+    "sd_sensitivity": "studies.calibration.checks",
+    "shipped_calibrated_dir": "studies.calibration.folder",
+    "split_rhat": "studies.calibration.posterior",
+    "validation_only": "studies.validation_only",
+    "write_calibrated": "studies.calibration.folder",
+    "write_curve_calibration": "studies.calibration.curve_folder",
+    "write_population": "studies.calibration.curve_folder",
+}
+"""Each public name and the module that defines it, imported on first use (PEP 562): importing
+one submodule (the command line's laboratory names, a report section) does not load the whole
+calibration with pandas and scipy."""
 
 __all__ = [
     "ANDERST_ICR_MM",
@@ -177,3 +180,13 @@ __all__ = [
     "write_curve_calibration",
     "write_population",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"segment.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
