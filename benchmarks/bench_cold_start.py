@@ -10,8 +10,9 @@ compare.
   removed); "warm" runs the same command again. The kernels are precompiled at installation
   (``segment.jit``), so cold and warm differ by Python's bytecode compile only; the numba
   route is timed too (``--numba``: the precompiled module hidden, every kernel compiled).
-* ``--tests``: the README's test command (``pytest``, everything, as CI runs it) and the fast
-  tier (``pytest -m "not slow"``), once each.
+* ``--tests``: the README's test command (read from the README's ``test-command`` block, as
+  ``.ci/run`` reads it: everything, two pytest-xdist workers) and the fast tier (the same
+  command with ``-m "not slow"``), once each.
 
     python benchmarks/bench_cold_start.py [--repeat 3] [--skip-validate] [--numba] [--tests]
                                           [--out FILE]
@@ -57,6 +58,16 @@ def _run(argv: list[str], *, cache: str, cwd: str, env_extra: dict | None = None
     t0 = time.perf_counter()
     subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+def readme_test_command() -> list[str]:
+    """The README's test command (its ``test-command`` block, as ``.ci/run`` reads it), split
+    into words: ``[".venv/bin/python", "-m", "pytest", ...]``."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- test-command -->", 1)[1].split("```bash\n", 1)[1]
+    return shlex.split(block.split("```", 1)[0].strip())
 
 
 def _figure(runs: list[float], reference: float) -> dict:
@@ -128,9 +139,11 @@ def main(argv=None) -> dict:
             result["figures"][f"{name} cold ({route})"] = _figure(cold, reference)
             result["figures"][f"{name} warm ({route})"] = _figure(warm, reference)
     if args.tests:
-        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        for name, extra in (("tests: fast tier (pytest -m 'not slow')", ["-m", "not slow"]),
-                            ("tests: README command (pytest)", [])):
+        command = readme_test_command()
+        pytest = [sys.executable, *command[1:], "-q", "-p", "no:cacheprovider"]
+        shown = " ".join(command[1:])
+        for name, extra in ((f"tests: fast tier ({shown} -m 'not slow')", ["-m", "not slow"]),
+                            (f"tests: README command ({shown})", [])):
             with tempfile.TemporaryDirectory() as cache:
                 t = _run([*pytest, *extra], cache=cache, cwd=str(ROOT))
             result["figures"][name] = _figure([t], reference)

@@ -1,6 +1,7 @@
 """Shared fixtures. (segment.views.viz chooses VTK's off-screen window itself, per plotter.)"""
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -90,9 +91,34 @@ class MainJob:
     numba_imported: bool
 
 
+def once_per_run(tmp_path_factory, name: str, build, *, encode, decode):
+    """``build(folder)`` once per test run, its result shared by every pytest-xdist worker.
+
+    Without xdist (no ``PYTEST_XDIST_WORKER`` in the environment) the folder is this
+    session's own. Under xdist the first worker to ask builds into ``<run's temp root>/name``
+    while holding a file lock; the others wait for the lock and read what it recorded
+    (``encode``/``decode``: the result to and from a JSON-able dict). The README's test command
+    runs two workers; the report is built once per run, not once per worker (issue 28)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp().parent        # shared by the workers of this run
+    record = root / f"{name}.json"
+    with FileLock(str(root / f"{name}.lock")):
+        if record.is_file():
+            return decode(json.loads(record.read_text(encoding="utf-8")))
+        folder = root / name
+        shutil.rmtree(folder, ignore_errors=True)       # what a failed build left
+        folder.mkdir()
+        result = build(folder)
+        record.write_text(json.dumps(encode(result)), encoding="utf-8")
+        return result
+
+
 @pytest.fixture(scope="session")
 def main_job(tmp_path_factory) -> MainJob:
-    """``segment validate``, run once per test session as a fresh clone on another CPU runs it.
+    """``segment validate``, run once per test run as a fresh clone on another CPU runs it.
 
     The checkout's files (tracked and new, as they are on disk: what a commit of the working
     tree holds) are copied into another folder and committed there, with the precompiled
@@ -103,41 +129,52 @@ def main_job(tmp_path_factory) -> MainJob:
     """
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs git and a git checkout")
-    clone = tmp_path_factory.mktemp("clone")
-    files = [f for f in git(ROOT, "ls-files", "-z", "--cached", "--others",
-                            "--exclude-standard").split("\0") if f and (ROOT / f).is_file()]
-    for name in files:
-        (clone / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, clone / name)
-    spec = importlib.util.find_spec("segment.jit._aot")
-    if spec is not None and spec.origin:               # built at installation, not tracked
-        shutil.copy2(spec.origin, clone / "segment" / "jit" / Path(spec.origin).name)
-    git(clone, "init", "-q")
-    git(clone, "add", "-A")
-    git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
-    code = ("import sys; from segment.cli import main; code = main(['-q', 'validate']); "
-            "print(f'numba imported: {\"numba\" in sys.modules}', file=sys.stderr); "
-            "sys.exit(code)")
-    run = subprocess.run([sys.executable, "-c", code], cwd=clone, env=other_cpu_env(),
-                         capture_output=True, text=True, timeout=MAIN_JOB_TIMEOUT_S,
-                         check=False)
-    return MainJob(clone=clone, report=clone / "validation" / "report",
-                   returncode=run.returncode, stderr=run.stderr,
-                   numba_imported="numba imported: True" in run.stderr)
+
+    def build(clone: Path) -> MainJob:
+        files = [f for f in git(ROOT, "ls-files", "-z", "--cached", "--others",
+                                "--exclude-standard").split("\0") if f and (ROOT / f).is_file()]
+        for name in files:
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+        spec = importlib.util.find_spec("segment.jit._aot")
+        if spec is not None and spec.origin:               # built at installation, not tracked
+            shutil.copy2(spec.origin, clone / "segment" / "jit" / Path(spec.origin).name)
+        git(clone, "init", "-q")
+        git(clone, "add", "-A")
+        git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy")
+        code = ("import sys; from segment.cli import main; code = main(['-q', 'validate']); "
+                "print(f'numba imported: {\"numba\" in sys.modules}', file=sys.stderr); "
+                "sys.exit(code)")
+        run = subprocess.run([sys.executable, "-c", code], cwd=clone, env=other_cpu_env(),
+                             capture_output=True, text=True, timeout=MAIN_JOB_TIMEOUT_S,
+                             check=False)
+        return MainJob(clone=clone, report=clone / "validation" / "report",
+                       returncode=run.returncode, stderr=run.stderr,
+                       numba_imported="numba imported: True" in run.stderr)
+
+    return once_per_run(
+        tmp_path_factory, "clone", build,
+        encode=lambda job: {**job.__dict__, "clone": str(job.clone), "report": str(job.report)},
+        decode=lambda d: MainJob(**{**d, "clone": Path(d["clone"]), "report": Path(d["report"])}))
 
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
-    """The package's wheel, built once per test session (``pip wheel .``) from the checkout's
+    """The package's wheel, built once per test run (``pip wheel .``) from the checkout's
     files. The precompiled kernels this installation built are copied into it
     (``SEGMENT_PRECOMPILED``, see ``setup.py``) instead of compiled again."""
-    out = tmp_path_factory.mktemp("wheel")
-    env = {k: v for k, v in os.environ.items() if k != "SEGMENT_PRECOMPILED"}
-    spec = importlib.util.find_spec("segment.jit._aot")
-    if spec is not None and spec.origin:
-        env["SEGMENT_PRECOMPILED"] = spec.origin
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(out), str(ROOT)], check=True, env=env,
-                   timeout=MAIN_JOB_TIMEOUT_S)
-    (built,) = out.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
-    return built
+
+    def build(out: Path) -> Path:
+        env = {k: v for k, v in os.environ.items() if k != "SEGMENT_PRECOMPILED"}
+        spec = importlib.util.find_spec("segment.jit._aot")
+        if spec is not None and spec.origin:
+            env["SEGMENT_PRECOMPILED"] = spec.origin
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "-q", "-w", str(out), str(ROOT)], check=True, env=env,
+                       timeout=MAIN_JOB_TIMEOUT_S)
+        (built,) = out.glob("c5c6_segment-*.whl")     # the distribution name (issue 15)
+        return built
+
+    return once_per_run(tmp_path_factory, "wheel", build,
+                        encode=lambda path: {"path": str(path)},
+                        decode=lambda d: Path(d["path"]))

@@ -326,6 +326,7 @@ def posed(model, geometry):
     return out
 
 
+@pytest.mark.slow
 def test_the_disc_is_a_disc_and_the_bones_do_not_collide(posed, geometry):
     c6, c5, p, R = posed["unloaded"]
     top = geometry.endplate("C5", "inferior") @ R.T + p

@@ -124,6 +124,7 @@ def test_plot_disc_plane_draws_into_the_callers_axes():
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_viz_plot_draws_into_the_callers_plotter(flx):
     from segment.views import viz
     from segment.views.render import _new_plotter

@@ -336,6 +336,7 @@ def test_split_rhat_detects_unmixed_chains():
     assert np.all(split_rhat(stuck) > 1.5)
 
 
+@pytest.mark.slow
 def test_posterior_samples_cover_the_truth(model, space, targets):
     sub = space.subset(["disc_phi_y", "disc_phi_z"])
     rows = [targets.labels.index(x) for x in ("FLX disc segment phi_y_deg",
@@ -395,6 +396,7 @@ def test_short_chain_says_not_converged_and_walkers_start_inside(model, space, t
         sample_posterior(model, t, space=sub, n_walkers=8, n_steps=12, discard=11)
 
 
+@pytest.mark.slow
 def test_posterior_on_a_dask_cluster_is_the_in_process_chain(model, space, targets):
     """Same seed, same chain: the parameter-set kernel gives identical numbers on a real
     LocalCluster (2 worker processes, one thread each: numba's workqueue layer is not
@@ -425,6 +427,7 @@ def test_cli_calibrate_writes_a_folder_segment_reads(tmp_path, capsys):
     assert src.str.contains(f"segment calibrate --out {out} --quiet", regex=False).any()
 
 
+@pytest.mark.slow
 def test_cli_calibrate_samples_on_a_local_dask_cluster(tmp_path, capsys):
     pytest.importorskip("distributed")
     from segment.cli import main

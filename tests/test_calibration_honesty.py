@@ -20,6 +20,7 @@ def test_one_at_bound_rule_for_points_and_curves():
     assert bound_flags(np.array([5e-6]), np.array([0.0]), np.array([1.0])) == ("lower",)
 
 
+@pytest.mark.slow
 def test_a_form_that_does_not_fit_is_named_with_the_form_that_does():
     """The published form cannot follow B07 (its rotations are 3-4 times the published
     model's); the warning says so and names the form that fits it."""

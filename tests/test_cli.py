@@ -514,6 +514,7 @@ def test_ramp_bad_arguments_one_line_exit_2(capsys, argv, mentions):
     assert_one_line_error(*run(capsys, *argv), *mentions)
 
 
+@pytest.mark.slow
 def test_sensitivity_sobol_writes_indices_and_heat_maps(tmp_path, capsys):
     from segment.cli import main as cli_main
 
@@ -532,6 +533,7 @@ def test_sensitivity_sobol_writes_indices_and_heat_maps(tmp_path, capsys):
     assert len(df) == 21 * (9 + 9 + 3)
 
 
+@pytest.mark.slow
 def test_sensitivity_tornado_and_bad_space_file(tmp_path, capsys):
     from segment.cli import main as cli_main
     from segment.studies.space import default_space_path

@@ -116,6 +116,7 @@ def test_cli_state_option_and_states_listing(capsys):
     assert "facetectomy-right-50" in out and "resect right 50 %; cut CL-right 50 %" in out
 
 
+@pytest.mark.slow
 def test_python_m_segment_compare_runs():
     out = subprocess.run([sys.executable, "-m", "segment", "compare", "--states",
                           "facetectomy-right-100", "AR"], capture_output=True, text=True,

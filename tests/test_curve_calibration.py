@@ -215,6 +215,7 @@ def test_synthetic_recovery(tmp_path, model, curves):
     assert np.all(np.abs(z[data]) < RECOVERY_Z), dict(zip(fit.names, z.round(2), strict=True))
 
 
+@pytest.mark.slow
 def test_the_fit_ignores_the_initial_line(tmp_path, model, curves):
     text = default_curves_path().read_text(encoding="utf-8").splitlines()
     moved = [line.replace(",yes,", ",yes,") for line in text]
@@ -280,6 +281,7 @@ def test_a_calibration_that_did_not_converge_writes_nothing(tmp_path, model, cur
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_cli_calibrate_curves_each(tmp_path, capsys):
     out = tmp_path / "each"
     code, text, err = run(capsys, "calibrate", "--curves", default_curves_path(), "--form",
@@ -294,6 +296,7 @@ def test_cli_calibrate_curves_each(tmp_path, capsys):
     assert "RMS" in text and "B05" in text
 
 
+@pytest.mark.slow
 def test_cli_calibrate_curves_one_specimen_and_curves_command(tmp_path, capsys):
     out = tmp_path / "b13"
     code, text, err = run(capsys, "calibrate", "--curves", default_curves_path(), "--form",
@@ -327,6 +330,7 @@ def test_cli_curve_usage_errors(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- comparison and posterior
+@pytest.mark.slow
 def test_form_comparison_on_two_specimens(model, curves):
     from segment.studies.calibration.forms_compare import compare_forms, verdict
 

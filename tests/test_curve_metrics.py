@@ -254,6 +254,7 @@ def _run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_curves_reports_the_metrics_side_by_side(tmp_path, capsys):
     import pandas as pd
 

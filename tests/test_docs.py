@@ -56,6 +56,7 @@ def test_the_pages_have_commands_and_examples():
                 assert block.endswith("\n\n"), f"{page.name}: end a >>> block with a blank line"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "argv"), COMMANDS,
                          ids=[f"{page}: {' '.join(argv)}" for page, argv in COMMANDS])
 def test_page_command_runs(page, argv, tmp_path, monkeypatch):

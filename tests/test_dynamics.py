@@ -85,6 +85,7 @@ def test_ramped_and_user_function_loads_agree(model):
     assert a.frame["load_Mz_Nmm"].iloc[2] == pytest.approx(0.5 * 1800.0)
 
 
+@pytest.mark.slow
 def test_free_spinning_body_conserves_energy_and_angular_momentum(model):
     free = model.replace(ligaments=(), facets=())
     qd0 = np.array([10.0, -5.0, 3.0, 20.0, -10.0, 300.0])  # mm/s and rad/s
@@ -98,6 +99,7 @@ def test_free_spinning_body_conserves_energy_and_angular_momentum(model):
     assert np.max(np.abs(L - L[0])) / np.linalg.norm(L[0]) < FREE_BODY_RTOL
 
 
+@pytest.mark.slow
 def test_disc_plane_approaches_flat_contact():
     r = dyn.disc_plane_drop(t_end=1.0, n_output=201)
     assert r.success, r.message
@@ -115,6 +117,7 @@ def test_disc_plane_approaches_flat_contact():
 DROP_DRIFT_MM = 0.01     # the issue's bound on the lateral drift over 1 s
 
 
+@pytest.mark.slow
 def test_disc_plane_drop_does_not_slide():
     """Frictionless contact on a plane: nothing pushes the disc sideways (the force is along
     the plane's normal), so its centre stays at x = 0 (it drifted 8.7 mm with the bisector)."""

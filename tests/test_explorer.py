@@ -325,6 +325,7 @@ def test_cli_model_menu_lists_the_population_members(tmp_path, model):
                                            population=str(tmp_path / "none")))
 
 
+@pytest.mark.slow
 def test_cli_explore_refuses_an_unknown_state_in_one_line():
     proc = subprocess.run([sys.executable, "-m", "segment.cli", "explore", "--web", "--port",
                            "0", "--timeout", "5", "--state", "laminectomy-c4"],
@@ -617,6 +618,7 @@ def test_init_needs_the_token_and_the_page_gives_it(quiet_server, model):
         other.server_close()
 
 
+@pytest.mark.slow
 def test_a_stalled_client_is_timed_out(model, monkeypatch):
     """A client that stops sending (in the headers or in the body) no longer holds its
     thread forever: the server gives up after READ_TIMEOUT_S (408 within a body)."""
@@ -642,6 +644,7 @@ def test_a_stalled_client_is_timed_out(model, monkeypatch):
         assert time.monotonic() - t0 < 5
 
 
+@pytest.mark.slow
 def test_connections_beyond_the_limit_are_answered_503(model, monkeypatch):
     monkeypatch.setattr(web, "MAX_CONNECTIONS", 2, raising=False)
     monkeypatch.setattr(web, "READ_TIMEOUT_S", 5.0, raising=False)
@@ -703,6 +706,7 @@ def test_gate_of_loopback_and_of_every_interface():
     assert Gate.for_address("127.0.0.1", 80).host_ok("localhost")     # port 80 left out
 
 
+@pytest.mark.slow
 def test_bound_beyond_loopback_warns_and_the_page_needs_the_token(model, monkeypatch, caplog):
     """Tests listen on 127.0.0.1 only: the address is declared non-loopback to the gate."""
     from segment.views import guard
@@ -780,6 +784,7 @@ def _png(data):
     return matplotlib.image.imread(io.BytesIO(data), format="png")[..., :3]
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_browser_flexion_slider_shows_the_nominal_flx_equilibrium(flx, tmp_path):
     """`segment explore --web --port P`; move the FLX moment slider from 0 to 1.8 N m in
@@ -907,6 +912,7 @@ def _session_now(url, token):
     return init["frame"]["seq"], init["frame"]["values"], init["frame"]["case"]
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_browser_other_sites_and_foreign_hosts_change_nothing_and_the_page_works(tmp_path,
                                                                                  model):
@@ -1013,6 +1019,7 @@ def test_browser_other_sites_and_foreign_hosts_change_nothing_and_the_page_works
 
 
 # ---------------------------------------------------------------- notebook cell
+@pytest.mark.slow
 def test_notebook_cell_builds_the_widget(tmp_path):
     """Run the widget cell of notebooks/09_explorer.ipynb in a kernel: its result is the
     widget, with its state (the three.js view holding the FLX frame) stored."""

@@ -67,7 +67,8 @@ UNALIGNED = np.zeros(8 * 6 + 1, dtype=np.uint8)[1:].view(np.float64)
 
 
 @pytest.mark.parametrize("value", [[1.0, 2.0], np.float32(1.0), 2 ** 70, "text", object(),
-                                   (np.zeros(2), [1]), UNALIGNED], ids=repr)
+                                   (np.zeros(2), [1]), UNALIGNED],
+                         ids=lambda v: type(v).__name__ if type(v) is object else repr(v))
 def test_types_without_a_key_go_to_numba(value):
     assert type_key((1.0, value)) is None
 

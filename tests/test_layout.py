@@ -89,6 +89,7 @@ def _read(name: str, source: str | None = None) -> list[Import]:
     """The imports of module ``name`` (its file, or ``source`` for a test of the reader)."""
     text_of = MODULES[name].read_text(encoding="utf-8") if source is None else source
     tree = ast.parse(text_of)
+    lines = text_of.splitlines()
     skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
             and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
             for n in ast.walk(node)}
@@ -99,7 +100,7 @@ def _read(name: str, source: str | None = None) -> list[Import]:
     for node in ast.walk(tree):
         if id(node) in skip or not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
-        text = ast.get_source_segment(text_of, node).split("\n")[0]
+        text = lines[node.lineno - 1].strip()      # the statement's first line
         in_function = id(node) in inside
         if isinstance(node, ast.Import):
             for a in node.names:

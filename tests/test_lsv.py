@@ -88,6 +88,7 @@ def test_free_body_rejects_bad_input():
         free_rigid_body([1, 1, 1], [0, 0, 1], dt=0.0, n_steps=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["lsv", "lsv-explicit"])
 def test_free_c5_through_simulate_conserves_momentum_exactly(model, method):
     """C5 without elements, spun as in the Radau test of test_dynamics: T and L constant."""

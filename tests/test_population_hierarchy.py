@@ -191,6 +191,7 @@ def test_symmetric_capsules_are_reported_as_a_tie():
 
 
 # ----------------------------------------------------------------------------- CLI, members
+@pytest.mark.slow
 def test_cli_lists_the_laboratories_and_checks_lab():
     run = [sys.executable, "-m", "segment", "calibrate"]
     out = subprocess.run([*run, "--help"], capture_output=True, text=True, check=True).stdout

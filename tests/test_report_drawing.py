@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pytest
 
 from segment.report.drawing import (
     LAYOUT_ATTRIBUTE,
@@ -38,6 +39,7 @@ def test_tight_applies_at_once_outside_the_report():
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_a_figure_drawn_by_the_worker_is_the_same_png():
     rect = (0, 0.08, 1, 0.97)
     here = png_bytes(_figure(rect), DPI)

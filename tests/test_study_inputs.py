@@ -93,6 +93,7 @@ def tornado_flx_baseline(capsys, folder, out, *extra):
 
 
 # ====================================================================== one model
+@pytest.mark.slow
 def test_tornado_on_a_data_folder_has_solve_as_its_baseline(capsys, inputs, tmp_path):
     """Issue: ``--data DIR sensitivity --method tornado`` replaced DIR's FL rest length by the
     space's nominal 15 mm (baseline 2.566 deg against solve's)."""
@@ -118,6 +119,7 @@ def test_a_model_outside_the_space_is_refused(capsys, inputs, tmp_path):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
 def test_shipped_calibrated_folder_studies_as_itself(capsys, tmp_path):
     """``--data data/calibrated sensitivity --method tornado`` has solve's FLX as baseline
     (the issue: 2.758 deg from the published nominal values against solve's 3.006)."""
@@ -205,6 +207,7 @@ def test_calibrate_writes_the_inputs_it_used(capsys, inputs, tmp_path):
     assert written.loc["l0_FL", "lower"] == 14.8
 
 
+@pytest.mark.slow
 def test_a_calibrated_folder_studies_as_itself(capsys, tmp_path):
     """The folder calibrate writes holds the space centred on its model: its tornado has
     solve's baseline without any warning, and its stiffness factors span the same absolute

@@ -39,6 +39,7 @@ def _png(path):
 
 
 # ---------------------------------------------------------------- renders
+@pytest.mark.slow
 def test_render_is_not_blank_and_flexion_differs_from_extension(results, tmp_path):
     flx = viz.render(results["FLX"], tmp_path / "flx.png", size=SIZE)
     ext = viz.render(results["EXT"], tmp_path / "ext.png", size=SIZE)
@@ -49,6 +50,7 @@ def test_render_is_not_blank_and_flexion_differs_from_extension(results, tmp_pat
     assert differ > MIN_DIFF_FRACTION
 
 
+@pytest.mark.slow
 def test_render_grid_of_nine(model, tmp_path):
     rs = [segment.solve(model, load) for load in segment.LOAD_CASES.values()]
     img = _png(viz.render_grid(rs, tmp_path / "grid.png", size=(450, 360)))
@@ -203,6 +205,7 @@ def test_cli_render_bad_case_exits_2(capsys):
     assert err.count("\n") == 1 and "unknown load case(s) NOPE" in err
 
 
+@pytest.mark.slow
 def test_cli_explore_without_display_exits_2():
     env = {k: v for k, v in __import__("os").environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -329,6 +332,7 @@ def test_the_browser_uses_the_cameras_of_the_renders():
 
 
 # ---------------------------------------------------------------- magnification, titles
+@pytest.mark.slow
 def test_magnified_c5_is_drawn_next_to_the_true_pose(results, model, tmp_path):
     r = results["FLX"]
     scene = viz.build_scene(r, magnify=10)
@@ -385,6 +389,7 @@ def test_plot_without_a_display_opens_no_x_window(tmp_path):
 
 
 # ---------------------------------------------------------------- display geometry option
+@pytest.mark.slow
 def test_anatomical_is_the_default_and_simple_stays_an_option(results, model, tmp_path):
     r = results["FLX"]
     default = viz.build_scene(r)
