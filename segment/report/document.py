@@ -220,42 +220,46 @@ def _decimals(values: np.ndarray) -> int | None:
     return int(np.clip(SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(top)), 0, 6))
 
 
-def _formatted(df: pd.DataFrame) -> pd.DataFrame:
-    """Strings of ``df`` rounded to their meaning (see :data:`SIGNIFICANT_DIGITS`).
+def _formatted(df: pd.DataFrame) -> list[tuple[str, ...]]:
+    """The rows of ``df`` as strings rounded to their meaning (see :data:`SIGNIFICANT_DIGITS`).
 
     Columns named in ``df.attrs["same_precision"]`` are one quantity (e.g. a value and its
-    corridor) and are printed with the precision of the first of them."""
+    corridor) and are printed with the precision of the first of them. Built column by column
+    in plain lists (writing cells into a DataFrame cost the report 3 s)."""
     keys = [c for c in df.columns if (c in _GROUP_COLUMNS or str(c).endswith("_unit"))
             and not pd.api.types.is_numeric_dtype(df[c])]
-    out = pd.DataFrame(index=df.index, columns=df.columns, dtype=object)
     groups = ([np.asarray(idx) for idx in df.groupby(keys, sort=False, dropna=False)
                .indices.values()] if keys else [np.arange(len(df))])
     linked = [c for c in df.attrs.get("same_precision", ()) if c in df.columns]
-    for col in df.columns:
-        column = df[col]
+    first = df[linked[0]].to_numpy(float) if linked else None
+    columns = []
+    for j, col in enumerate(df.columns):
+        column = df.iloc[:, j]
         if pd.api.types.is_float_dtype(column):
+            values = column.to_numpy(float)
+            cells = [""] * len(df)
             for rows in groups:
-                vals = column.iloc[rows].to_numpy(float)
-                d = _decimals(df[linked[0]].iloc[rows].to_numpy(float) if col in linked
-                              else vals)
-                out.iloc[rows, df.columns.get_loc(col)] = [_fixed(x, d) for x in vals]
+                d = _decimals(first[rows] if col in linked else values[rows])
+                for r in rows:
+                    cells[r] = _fixed(values[r], d)
         else:
-            out[col] = [_fmt(x) for x in column]
-    return out
+            cells = [_fmt(x) for x in column]
+        columns.append(cells)
+    return list(zip(*columns, strict=True)) if columns else [() for _ in range(len(df))]
 
 
 def md_table(df: pd.DataFrame) -> str:
     head = "| " + " | ".join(str(c) for c in df.columns) + " |"
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
     rows = ["| " + " | ".join(str(x).replace("|", "/") for x in row) + " |"
-            for row in _formatted(df).itertuples(index=False)]
+            for row in _formatted(df)]
     return "\n".join([head, rule, *rows])
 
 
 def html_table(df: pd.DataFrame) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in row) + "</tr>"
-                   for row in _formatted(df).itertuples(index=False))
+                   for row in _formatted(df))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
