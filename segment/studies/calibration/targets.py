@@ -27,7 +27,7 @@ CONFIGURATIONS = ("intact", "disc segment")
 TARGET_COLUMNS = ("case", "configuration", "quantity", "value", "SD", "SD_basis", "source")
 SD_BASES = ("published", "assumed")
 SD_RATIO_RANGE = (0.01, 3.0)
-"""SD / max(|value|, NEAR_ZERO[unit]) must lie within this range. Assumed (SOURCES.md §6):
+"""``SD / max(|value|, NEAR_ZERO[unit])`` must lie within this range. Assumed (SOURCES.md §6):
 between-specimen SDs of segment responses are a sizeable share of the mean (the only one we
 have, Voo et al. 1998's flexion stiffness, is 1.03 +- 0.11 N m/deg, 11 %; the packaged targets
 assume 30 %), so an SD below 1 % of the value is a slip (SD 1e-9 made every parameter
