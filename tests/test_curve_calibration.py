@@ -17,13 +17,13 @@ from segment.studies.calibration.curve_fit import (
     population_table,
     prior_starts,
 )
-from segment.studies.calibration.curve_folder import (
+from segment.studies.calibration.curve_forward import CurveForward
+from segment.studies.calibration.curve_targets import CurveTargets
+from segment.studies.calibration.folder import (
     INPUTS_FILE,
     calibrated_model,
     write_curve_calibration,
 )
-from segment.studies.calibration.curve_forward import CurveForward
-from segment.studies.calibration.curve_targets import CurveTargets
 from segment.studies.curves import default_curves_path, load_curves, model_curve
 from segment.studies.forms import form_names, load_form
 from segment.studies.packing import complex_step_reference

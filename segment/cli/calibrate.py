@@ -170,8 +170,8 @@ def run(args, argv) -> int:
 
 def run_curves(args, argv) -> int:
     """``segment calibrate --curves FILE [--form NAME] [--each | --specimen S]``."""
+    from segment.studies.calibration import write_curve_calibration, write_population
     from segment.studies.calibration.curve_fit import calibrate_curves, calibrate_each
-    from segment.studies.calibration.curve_folder import write_curve_calibration, write_population
     from segment.studies.curves import load_curves
     from segment.studies.forms import load_form
 

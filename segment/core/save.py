@@ -19,7 +19,8 @@ from segment.core.io import (
 from segment.core.schema import COLUMNS, columns_of
 from segment.elements.disc import DOF_NAMES
 
-__all__ = ["NOT_COPIED", "PUBLISHED_LAW_SOURCE", "VALUE_DIGITS", "save_parameters"]
+__all__ = ["NOT_COPIED", "PUBLISHED_LAW_SOURCE", "VALUE_DIGITS", "format_value",
+           "save_parameters"]
 
 VALUE_DIGITS = 6
 """Significant digits of a value :func:`save_parameters` writes (changed cells only)."""
@@ -37,6 +38,12 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]]]:
     with open(path, newline="", encoding="utf-8-sig") as fh:
         rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
     return [h.strip() for h in rows[0]], rows[1:]
+
+
+def format_value(value: float) -> str:
+    """A value as a written table holds it: :data:`VALUE_DIGITS` significant digits (the
+    calibrated folders' own tables write theirs so too)."""
+    return f"{value:.{VALUE_DIGITS}g}"
 
 
 def _same(cell: str, value: float) -> bool:
@@ -74,7 +81,7 @@ class _Writer:
         elif _same(row[k], value) or (not row[k].strip() and absent is not None
                                       and _same(str(absent), value)):
             return
-        row[k] = f"{value:.{VALUE_DIGITS}g}"
+        row[k] = format_value(value)
         si = self.col["source"]
         if self.note and not row[si].startswith(self.note):
             extra = (self.row_note(self.name, dict(zip(self.header, row, strict=True)))

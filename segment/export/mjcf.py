@@ -39,7 +39,6 @@ Not written: ligament and facet damping (a MuJoCo tendon damps also when slack),
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 
@@ -57,14 +56,12 @@ from segment.export.common import (
     ExportResult,
     PiecewiseLinear,
     ToolEquilibrium,
-    check_exportable,
     disc_functions,
-    facet_contacts,
     fmt,
-    ligament_rows,
     newton_fd,
     si_q,
 )
+from segment.export.document import DAMPING_SI, export_content, sub, vec, write_document
 
 __all__ = ["FACET_ANCHOR_DEPTH_M", "FACET_SEGMENTS", "MuJoCoResidual", "mjcf_equilibrium",
            "mjcf_xml", "write_mjcf"]
@@ -75,16 +72,6 @@ FACET_ANCHOR_DEPTH_M = 100.0
 """Distance of a facet tendon's C6 anchor below the C6 facet centre [m] (module docstring)."""
 FACET_SEGMENTS = 20
 """Linear pieces of the quadratic part of the contact law (0 <= u <= u_t)."""
-DAMPING_SI = (1.0 / M_PER_MM, NM_PER_NMM)
-"""Disc damping to SI: N s/mm -> N s/m, N mm s/rad -> N m s/rad."""
-
-
-def _sub(parent, tag, **attrib):
-    return ET.SubElement(parent, tag, {k: str(v) for k, v in attrib.items()})
-
-
-def _vec(values) -> str:
-    return " ".join(fmt(v) for v in values)
 
 
 def _quat(R) -> np.ndarray:
@@ -101,16 +88,16 @@ def _quat(R) -> np.ndarray:
 def _inertial(body, inertia: BodyInertia | None) -> None:
     if inertia is None:
         return
-    _sub(body, "inertial", pos=_vec((inertia.cog_x * M_PER_MM, 0.0, 0.0)),
+    sub(body, "inertial", pos=vec((inertia.cog_x * M_PER_MM, 0.0, 0.0)),
          mass=fmt(inertia.mass),
-         diaginertia=_vec(np.asarray(inertia.inertia, float) * KG_M2_PER_KG_MM2))
+         diaginertia=vec(np.asarray(inertia.inertia, float) * KG_M2_PER_KG_MM2))
 
 
 def _ramp_spring(tendons, kind: str, name: str, side: str, knot: float, stiffness: float):
     """One dead-band spring: ``stiffness * max(L - knot, 0)`` (right) or ``min(...)`` (left)
     pulling back on the tendon length L."""
     band = (-FAR, knot) if side == "right" else (knot, FAR)
-    return _sub(tendons, kind, name=name, stiffness=fmt(stiffness), springlength=_vec(band))
+    return sub(tendons, kind, name=name, stiffness=fmt(stiffness), springlength=vec(band))
 
 
 def facet_law_function(fc) -> PiecewiseLinear:
@@ -126,57 +113,48 @@ def mjcf_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
              name: str = "C5-C6") -> tuple[ET.ElementTree, ExportResult]:
     """The MJCF document of ``model`` and what it holds (``path`` left empty); see
     :func:`write_mjcf`."""
-    check_exportable(model, tool="MuJoCo")
+    content = export_content(model, tool="MuJoCo",
+                             no_damping="a MuJoCo tendon damps also when slack")
     ref = model.reference
-    ligs, dropped = ligament_rows(model)
-    facets = facet_contacts(model)
-    approximations = (FACET_APPROXIMATION,) if facets else ()
-    omitted = ["ligament and facet damping (a MuJoCo tendon damps also when slack)"]
-    omitted += [f"strip {n} (carries nothing: ruptured or cut through)" for n in dropped]
+    ligs, facets, approximations = content.ligaments, content.facets, content.approximations
 
     root = ET.Element("mujoco", model=name)
-    root.append(ET.Comment(
-        f" C5-C6 motion segment exported by segment {__version__} (Kecskemethy, Lange, "
-        f"Grabner DETC2000/MECH-6821), clinical state {model.clinical_label}. Units: m, kg, "
-        f"N, rad (converted from the model's mm, N, N mm). Joints x, y, z, phi_x, phi_y, "
-        f"phi_z are the model's q. "))
-    for text in approximations:
-        root.append(ET.Comment(f" {text} "))
-    _sub(root, "compiler", angle="radian", autolimits="true")
-    _sub(root, "option", gravity="0 0 0")
-    custom = _sub(root, "custom")
-    _sub(custom, "text", name="segment_source",
+    content.header(root, model, coordinates="Joints")
+    sub(root, "compiler", angle="radian", autolimits="true")
+    sub(root, "option", gravity="0 0 0")
+    custom = sub(root, "custom")
+    sub(custom, "text", name="segment_source",
          data=f"segment {__version__}; clinical state {model.clinical_label}; units m kg N rad")
     if approximations:
-        _sub(custom, "text", name="segment_approximations", data="; ".join(approximations))
+        sub(custom, "text", name="segment_approximations", data="; ".join(approximations))
 
-    world = _sub(root, "worldbody")
-    c6 = _sub(world, "body", name="C6", pos="0 0 0")
+    world = sub(root, "worldbody")
+    c6 = sub(world, "body", name="C6", pos="0 0 0")
     _inertial(c6, c6_inertia)
-    c5 = _sub(c6, "body", name="C5", pos=_vec(np.asarray(ref.s0, float) * M_PER_MM),
-              quat=_vec(_quat(ref.R0)))
+    c5 = sub(c6, "body", name="C5", pos=vec(np.asarray(ref.s0, float) * M_PER_MM),
+              quat=vec(_quat(ref.R0)))
     _inertial(c5, model.inertia)
     damping = np.asarray(model.disc.damping, float)
     for i, dof in enumerate(DOF_NAMES):
         axis = ("1 0 0", "0 1 0", "0 0 1")[i % 3]
-        _sub(c5, "joint", name=dof, type="slide" if i < 3 else "hinge", axis=axis,
+        sub(c5, "joint", name=dof, type="slide" if i < 3 else "hinge", axis=axis,
              pos="0 0 0", damping=fmt(damping[i] * DAMPING_SI[0 if i < 3 else 1]))
     for row in ligs:
-        _sub(c6, "site", name=f"{row.name}-C6", pos=_vec(row.insertion_c6), size="0.0005")
-        _sub(c5, "site", name=f"{row.name}-C5", pos=_vec(row.insertion_c5), size="0.0005")
+        sub(c6, "site", name=f"{row.name}-C6", pos=vec(row.insertion_c6), size="0.0005")
+        sub(c5, "site", name=f"{row.name}-C5", pos=vec(row.insertion_c5), size="0.0005")
     for fc in facets:
-        _sub(c6, "site", name=f"facet_{fc.side}-anchor",
-             pos=_vec(fc.center_c6 - FACET_ANCHOR_DEPTH_M * fc.normal_c6), size="0.0005")
-        _sub(c5, "site", name=f"facet_{fc.side}-C5", pos=_vec(fc.center_c5), size="0.0005")
+        sub(c6, "site", name=f"facet_{fc.side}-anchor",
+             pos=vec(fc.center_c6 - FACET_ANCHOR_DEPTH_M * fc.normal_c6), size="0.0005")
+        sub(c5, "site", name=f"facet_{fc.side}-C5", pos=vec(fc.center_c5), size="0.0005")
 
-    tendons = _sub(root, "tendon")
+    tendons = sub(root, "tendon")
     tendons.append(ET.Comment(" disc (eq. 1, Table 2): per coordinate, dead-band springs on "
                               "a fixed tendon of length q whose sum is the piecewise-linear "
                               "restoring law "))
     for dof, fn in zip(DOF_NAMES, disc_functions(model), strict=True):
         for k, (side, knot, c) in enumerate(fn.ramps(), start=1):
             t = _ramp_spring(tendons, "fixed", f"disc_{dof}_{k}", side, knot, c)
-            _sub(t, "joint", joint=dof, coef="1")
+            sub(t, "joint", joint=dof, coef="1")
     tendons.append(ET.Comment(" ligaments: per strip, dead-band springs between the "
                               "insertions whose sum is the trilinear tension-only curve "))
     for row in ligs:
@@ -184,24 +162,21 @@ def mjcf_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
             if side != "right":
                 raise ValueError(f"ligament {row.name!r}: a tension-only curve has no ramp "
                                  f"below zero strain")
-            t = _sub(tendons, "spatial", name=f"{row.name}_{k}", stiffness=fmt(c / row.l0),
-                     springlength=_vec((0.0, row.l0 * (1.0 + knot))))
-            _sub(t, "site", site=f"{row.name}-C6")
-            _sub(t, "site", site=f"{row.name}-C5")
+            t = sub(tendons, "spatial", name=f"{row.name}_{k}", stiffness=fmt(c / row.l0),
+                     springlength=vec((0.0, row.l0 * (1.0 + knot))))
+            sub(t, "site", site=f"{row.name}-C6")
+            sub(t, "site", site=f"{row.name}-C5")
     for fc in facets:
         tendons.append(ET.Comment(f" {FACET_APPROXIMATION} "))
         for k, (_side, knot, c) in enumerate(facet_law_function(fc).ramps(), start=1):
             # pushes when the length falls below the anchor depth minus the knot
-            t = _sub(tendons, "spatial", name=f"facet_{fc.side}_{k}", stiffness=fmt(c),
-                     springlength=_vec((FACET_ANCHOR_DEPTH_M - knot, FAR)))
-            _sub(t, "site", site=f"facet_{fc.side}-anchor")
-            _sub(t, "site", site=f"facet_{fc.side}-C5")
+            t = sub(tendons, "spatial", name=f"facet_{fc.side}_{k}", stiffness=fmt(c),
+                     springlength=vec((FACET_ANCHOR_DEPTH_M - knot, FAR)))
+            sub(t, "site", site=f"facet_{fc.side}-anchor")
+            sub(t, "site", site=f"facet_{fc.side}-C5")
 
     ET.indent(root, space="  ")
-    return ET.ElementTree(root), ExportResult(
-        path="", tool="MuJoCo model (MJCF)", coordinates=DOF_NAMES,
-        ligaments=tuple(r.name for r in ligs), facets=tuple(fc.side for fc in facets),
-        approximations=approximations, omitted=tuple(omitted))
+    return ET.ElementTree(root), content.result("MuJoCo model (MJCF)", DOF_NAMES)
 
 
 def write_mjcf(model: Segment, path, *, c6_inertia: BodyInertia | None = None,
@@ -211,9 +186,7 @@ def write_mjcf(model: Segment, path, *, c6_inertia: BodyInertia | None = None,
     Needs no MuJoCo; :func:`mjcf_equilibrium` loads the file in MuJoCo to check it.
     """
     tree, result = mjcf_xml(model, c6_inertia=c6_inertia, name=name)
-    path = Path(path)
-    tree.write(path, encoding="UTF-8", xml_declaration=False)
-    return ExportResult(**{**result.__dict__, "path": str(path)})
+    return write_document(tree, result, path, xml_declaration=False)
 
 
 # ---------------------------------------------------------------- checked in MuJoCo

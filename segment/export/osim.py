@@ -33,7 +33,6 @@ Table 1's); it is welded to ground and plays no part.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 
@@ -52,14 +51,12 @@ from segment.export.common import (
     ExportResult,
     PiecewiseLinear,
     ToolEquilibrium,
-    check_exportable,
     disc_functions,
-    facet_contacts,
     fmt,
-    ligament_rows,
     newton_fd,
     si_q,
 )
+from segment.export.document import DAMPING_SI, export_content, sub, vec, write_document
 
 __all__ = ["OSIM_VERSION", "OpenSimResidual", "osim_equilibrium", "osim_xml", "write_osim"]
 
@@ -69,36 +66,23 @@ JOINT = "C6_C5"
 BUSHING_FUNCTIONS = ("f_x_delta_x_function", "f_y_delta_y_function", "f_z_delta_z_function",
                      "m_x_theta_x_function", "m_y_theta_y_function", "m_z_theta_z_function")
 """The bushing's function of each coordinate, in the order of :data:`DOF_NAMES`."""
-DAMPING_SI = (1.0 / M_PER_MM, NM_PER_NMM)
-"""Disc damping to SI: N s/mm -> N s/m, N mm s/rad -> N m s/rad."""
-
-
-def _sub(parent, tag, text=None, **attrib):
-    e = ET.SubElement(parent, tag, {k: str(v) for k, v in attrib.items()})
-    if text is not None:
-        e.text = str(text)
-    return e
-
-
-def _vec(values) -> str:
-    return " ".join(fmt(v) for v in values)
 
 
 def _offset_frame(parent, name: str, body: str, translation_m, orientation_rad) -> None:
-    f = _sub(parent, "PhysicalOffsetFrame", name=name)
-    _sub(f, "socket_parent", f"/bodyset/{body}")
-    _sub(f, "translation", _vec(translation_m))
-    _sub(f, "orientation", _vec(orientation_rad))
+    f = sub(parent, "PhysicalOffsetFrame", name=name)
+    sub(f, "socket_parent", f"/bodyset/{body}")
+    sub(f, "translation", vec(translation_m))
+    sub(f, "orientation", vec(orientation_rad))
 
 
 def _plf(parent, fn: PiecewiseLinear, name=None) -> None:
-    e = _sub(parent, "PiecewiseLinearFunction", **({"name": name} if name else {}))
-    _sub(e, "x", _vec(fn.x))
-    _sub(e, "y", _vec(fn.y))
+    e = sub(parent, "PiecewiseLinearFunction", **({"name": name} if name else {}))
+    sub(e, "x", vec(fn.x))
+    sub(e, "y", vec(fn.y))
 
 
 def _body(parent, name: str, inertia: BodyInertia | None) -> None:
-    b = _sub(parent, "Body", name=name)
+    b = sub(parent, "Body", name=name)
     if inertia is None:
         b.append(ET.Comment(f" {name}: no mass given (welded to ground: no part in the "
                             f"mechanics) "))
@@ -107,9 +91,9 @@ def _body(parent, name: str, inertia: BodyInertia | None) -> None:
         mass = inertia.mass
         com = (inertia.cog_x * M_PER_MM, 0.0, 0.0)
         diag = np.asarray(inertia.inertia, float) * KG_M2_PER_KG_MM2
-    _sub(b, "mass", fmt(mass))
-    _sub(b, "mass_center", _vec(com))
-    _sub(b, "inertia", _vec([*diag, 0.0, 0.0, 0.0]))
+    sub(b, "mass", fmt(mass))
+    sub(b, "mass_center", vec(com))
+    sub(b, "inertia", vec([*diag, 0.0, 0.0, 0.0]))
 
 
 def _frame_with_z(normal) -> np.ndarray:
@@ -135,117 +119,104 @@ def osim_xml(model: Segment, *, c6_inertia: BodyInertia | None = None,
     name : str
         The model's name in OpenSim.
     """
-    check_exportable(model, tool="OpenSim")
+    content = export_content(model, tool="OpenSim", no_damping="OpenSim's Ligament has none")
     ref = model.reference
     s0_m = np.asarray(ref.s0, float) * M_PER_MM
     r0_xyz = cardan_xyz(np.asarray(ref.R0, float))
-    ligs, dropped = ligament_rows(model)
-    facets = facet_contacts(model)
-    approximations = (FACET_APPROXIMATION,) if facets else ()
-    omitted = ["ligament and facet damping (OpenSim's Ligament has none)"]
-    omitted += [f"strip {n} (carries nothing: ruptured or cut through)" for n in dropped]
+    ligs, facets, approximations = content.ligaments, content.facets, content.approximations
 
     root = ET.Element("OpenSimDocument", Version=OSIM_VERSION)
-    root.append(ET.Comment(
-        f" C5-C6 motion segment exported by segment {__version__} (Kecskemethy, Lange, "
-        f"Grabner DETC2000/MECH-6821), clinical state {model.clinical_label}. Units: m, kg, "
-        f"N, rad (converted from the model's mm, N, N mm). Coordinates x, y, z, phi_x, phi_y, "
-        f"phi_z are the model's q. "))
-    for text in approximations:
-        root.append(ET.Comment(f" {text} "))
-    m = _sub(root, "Model", name=name)
-    _sub(m, "credits", f"exported by segment {__version__} (distribution c5c6-segment)")
-    _sub(m, "publications", "Kecskemethy, Lange, Grabner, DETC2000/MECH-6821"
+    content.header(root, model, coordinates="Coordinates")
+    m = sub(root, "Model", name=name)
+    sub(m, "credits", f"exported by segment {__version__} (distribution c5c6-segment)")
+    sub(m, "publications", "Kecskemethy, Lange, Grabner, DETC2000/MECH-6821"
                             + ("; " + "; ".join(approximations) if approximations else ""))
-    _sub(m, "length_units", "meters")
-    _sub(m, "force_units", "N")
-    _sub(m, "gravity", "0 0 0")
+    sub(m, "length_units", "meters")
+    sub(m, "force_units", "N")
+    sub(m, "gravity", "0 0 0")
 
-    bodies = _sub(_sub(m, "BodySet", name="bodyset"), "objects")
+    bodies = sub(sub(m, "BodySet", name="bodyset"), "objects")
     _body(bodies, "C6", c6_inertia)
     _body(bodies, "C5", model.inertia)
 
-    joints = _sub(_sub(m, "JointSet", name="jointset"), "objects")
-    weld = _sub(joints, "WeldJoint", name="ground_C6")
-    _sub(weld, "socket_parent_frame", "/ground")
-    _sub(weld, "socket_child_frame", "/bodyset/C6")
-    cj = _sub(joints, "CustomJoint", name=JOINT)
-    _sub(cj, "socket_parent_frame", "C6_offset")
-    _sub(cj, "socket_child_frame", "C5_offset")
-    coords = _sub(cj, "coordinates")
+    joints = sub(sub(m, "JointSet", name="jointset"), "objects")
+    weld = sub(joints, "WeldJoint", name="ground_C6")
+    sub(weld, "socket_parent_frame", "/ground")
+    sub(weld, "socket_child_frame", "/bodyset/C6")
+    cj = sub(joints, "CustomJoint", name=JOINT)
+    sub(cj, "socket_parent_frame", "C6_offset")
+    sub(cj, "socket_child_frame", "C5_offset")
+    coords = sub(cj, "coordinates")
     for i, dof in enumerate(DOF_NAMES):
-        c = _sub(coords, "Coordinate", name=dof)
-        _sub(c, "default_value", "0")
-        _sub(c, "range", "-0.05 0.05" if i < 3 else "-1.5707963267948966 1.5707963267948966")
-        _sub(c, "clamped", "false")
-        _sub(c, "locked", "false")
-    frames = _sub(cj, "frames")
+        c = sub(coords, "Coordinate", name=dof)
+        sub(c, "default_value", "0")
+        sub(c, "range", "-0.05 0.05" if i < 3 else "-1.5707963267948966 1.5707963267948966")
+        sub(c, "clamped", "false")
+        sub(c, "locked", "false")
+    frames = sub(cj, "frames")
     _offset_frame(frames, "C6_offset", "C6", s0_m, r0_xyz)
     _offset_frame(frames, "C5_offset", "C5", (0, 0, 0), (0, 0, 0))
-    st = _sub(cj, "SpatialTransform")
+    st = sub(cj, "SpatialTransform")
     axes = ("1 0 0", "0 1 0", "0 0 1")
     for k, (slot, dof) in enumerate(zip(
             ("rotation1", "rotation2", "rotation3", "translation1", "translation2",
              "translation3"), ("phi_x", "phi_y", "phi_z", "x", "y", "z"), strict=True)):
-        ax = _sub(st, "TransformAxis", name=slot)
-        _sub(ax, "coordinates", dof)
-        _sub(ax, "axis", axes[k % 3])
-        _sub(_sub(ax, "LinearFunction", name="function"), "coefficients", "1 0")
+        ax = sub(st, "TransformAxis", name=slot)
+        sub(ax, "coordinates", dof)
+        sub(ax, "axis", axes[k % 3])
+        sub(sub(ax, "LinearFunction", name="function"), "coefficients", "1 0")
 
-    forces = _sub(_sub(m, "ForceSet", name="forceset"), "objects")
+    forces = sub(sub(m, "ForceSet", name="forceset"), "objects")
     forces.append(ET.Comment(" disc (eq. 1, Table 2): Q_i = -M_i(q_i), one piecewise-linear "
                              "function per coordinate, N and N m against m and rad "))
-    bushing = _sub(forces, "FunctionBasedBushingForce", name="disc")
-    _sub(bushing, "socket_frame1", "joint_frame")
-    _sub(bushing, "socket_frame2", "C5_origin")
-    bframes = _sub(bushing, "frames")
+    bushing = sub(forces, "FunctionBasedBushingForce", name="disc")
+    sub(bushing, "socket_frame1", "joint_frame")
+    sub(bushing, "socket_frame2", "C5_origin")
+    bframes = sub(bushing, "frames")
     _offset_frame(bframes, "joint_frame", "C6", s0_m, r0_xyz)
     _offset_frame(bframes, "C5_origin", "C5", (0, 0, 0), (0, 0, 0))
     by_dof = dict(zip(BUSHING_FUNCTIONS, disc_functions(model), strict=True))
     for prop in ("m_x_theta_x_function", "m_y_theta_y_function", "m_z_theta_z_function",
                  "f_x_delta_x_function", "f_y_delta_y_function", "f_z_delta_z_function"):
-        _plf(_sub(bushing, prop), by_dof[prop])
+        _plf(sub(bushing, prop), by_dof[prop])
     b = np.asarray(model.disc.damping, float)
-    _sub(bushing, "rotational_damping", _vec(b[3:] * DAMPING_SI[1]))
-    _sub(bushing, "translational_damping", _vec(b[:3] * DAMPING_SI[0]))
+    sub(bushing, "rotational_damping", vec(b[3:] * DAMPING_SI[1]))
+    sub(bushing, "translational_damping", vec(b[:3] * DAMPING_SI[0]))
 
     for row in ligs:
-        lig = _sub(forces, "Ligament", name=row.name)
-        path = _sub(lig, "GeometryPath", name="path")
-        points = _sub(_sub(path, "PathPointSet"), "objects")
+        lig = sub(forces, "Ligament", name=row.name)
+        path = sub(lig, "GeometryPath", name="path")
+        points = sub(sub(path, "PathPointSet"), "objects")
         for pname, body, loc in ((f"{row.name}-C6", "C6", row.insertion_c6),
                                  (f"{row.name}-C5", "C5", row.insertion_c5)):
-            pp = _sub(points, "PathPoint", name=pname)
-            _sub(pp, "socket_parent_frame", f"/bodyset/{body}")
-            _sub(pp, "location", _vec(loc))
-        _sub(lig, "resting_length", fmt(row.l0))
-        _sub(lig, "pcsa_force", "1")
+            pp = sub(points, "PathPoint", name=pname)
+            sub(pp, "socket_parent_frame", f"/bodyset/{body}")
+            sub(pp, "location", vec(loc))
+        sub(lig, "resting_length", fmt(row.l0))
+        sub(lig, "pcsa_force", "1")
         # tension [N] against l / l0 = 1 + strain
         _plf(lig, PiecewiseLinear(row.curve.x + 1.0, row.curve.y), name="force_length_curve")
 
     for fc in facets:
         forces.append(ET.Comment(f" {FACET_APPROXIMATION} "))
-        f = _sub(forces, "ExpressionBasedBushingForce", name=f"facet_{fc.side}")
-        _sub(f, "socket_frame1", "C6_facet")
-        _sub(f, "socket_frame2", "C5_facet")
-        ff = _sub(f, "frames")
+        f = sub(forces, "ExpressionBasedBushingForce", name=f"facet_{fc.side}")
+        sub(f, "socket_frame1", "C6_facet")
+        sub(f, "socket_frame2", "C5_facet")
+        ff = sub(f, "frames")
         R1 = _frame_with_z(fc.normal_c6)
         _offset_frame(ff, "C6_facet", "C6", fc.center_c6, cardan_xyz(R1))
         # frame 2 coincides with frame 1 at the reference pose (only delta_z is used)
         _offset_frame(ff, "C5_facet", "C5", fc.center_c5,
                       cardan_xyz(np.asarray(ref.R0, float).T @ R1))
         for comp in ("Mx", "My", "Mz", "Fx", "Fy"):
-            _sub(f, f"{comp}_expression", "0")
+            sub(f, f"{comp}_expression", "0")
         u = "max(-delta_z,0)"
-        _sub(f, "Fz_expression",
+        sub(f, "Fz_expression",
              f"-{fmt(fc.scale)}*({fmt(fc.k_quadratic)}*min({u},{fmt(fc.u_transition)})^2"
              f"+{fmt(fc.k_linear)}*max(-delta_z-{fmt(fc.u_transition)},0))")
 
     ET.indent(root, space="\t")
-    return ET.ElementTree(root), ExportResult(
-        path="", tool="OpenSim 4.6 model", coordinates=DOF_NAMES,
-        ligaments=tuple(r.name for r in ligs), facets=tuple(fc.side for fc in facets),
-        approximations=approximations, omitted=tuple(omitted))
+    return ET.ElementTree(root), content.result("OpenSim 4.6 model", DOF_NAMES)
 
 
 def write_osim(model: Segment, path, *, c6_inertia: BodyInertia | None = None,
@@ -261,9 +232,7 @@ def write_osim(model: Segment, path, *, c6_inertia: BodyInertia | None = None,
         was left out.
     """
     tree, result = osim_xml(model, c6_inertia=c6_inertia, name=name)
-    path = Path(path)
-    tree.write(path, encoding="UTF-8", xml_declaration=True)
-    return ExportResult(**{**result.__dict__, "path": str(path)})
+    return write_document(tree, result, path, xml_declaration=True)
 
 
 # ---------------------------------------------------------------- checked in OpenSim

@@ -39,12 +39,8 @@ from segment.core.published import LOAD_CASES, c5c6
 from segment.solvers.equilibrium import solve
 from segment.solvers.ramp import ramp
 from segment.studies.calibration.curve_fit import population_table
-from segment.studies.calibration.curve_folder import (
-    INPUTS_FILE,
-    POPULATION_FILE,
-    read_inputs,
-    read_population,
-)
+from segment.studies.calibration.folder import INPUTS_FILE, read_inputs
+from segment.studies.calibration.population_file import POPULATION_FILE, read_population
 from segment.studies.calibration.targets import load_targets
 from segment.studies.curves import load_curves, model_curve
 from segment.studies.forms import load_form
@@ -136,7 +132,7 @@ class Population:
     def from_csv(cls, path, model: Segment, *, form=None, mixed: bool = False,
                  strict: bool = True) -> Population:
         """The converged rows of a ``population.csv``
-        (:func:`~segment.studies.calibration.curve_folder.read_population`: the file's
+        (:func:`~segment.studies.calibration.population_file.read_population`: the file's
         checks; its ``form`` column names each member's form, which must be ``form`` when
         given and one form for all unless ``mixed``; its parameter columns are the form's
         space) applied to ``model``'s form (the ``published`` model the population is compared
@@ -164,7 +160,7 @@ class Population:
         checks, each checked against what was recorded when it was written:
 
         * ``folder/population.csv`` (when present, checked by
-          :func:`~segment.studies.calibration.curve_folder.read_population`): every folder
+          :func:`~segment.studies.calibration.population_file.read_population`): every folder
           has a row whose ``converged`` is true, every converged row has a folder;
         * the member's form (its ``curve_calibration_inputs.csv``, else its row) is the
           population's: one form for all unless ``mixed``; a form with a disc law needs the

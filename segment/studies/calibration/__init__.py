@@ -50,11 +50,12 @@ Modules
 ``targets`` (the observed responses), ``forward`` (responses and exact sensitivities of a
 parameter set), ``prior``, ``result`` (:class:`CalibrationResult`), ``fit`` (MAP and Laplace),
 ``misfit`` (structural misfit and :func:`reach`), ``checks`` (SD sensitivity,
-leave-one-out, predictive bands), ``posterior`` (MCMC) and ``folder`` (calibrated data
-folders). Calibration to specimen curves (issue 22): ``curve_targets`` (a specimen's points
+leave-one-out, predictive bands), ``posterior`` (MCMC), ``folder`` (the calibrated data
+folder of a calibration to points or to curves) and ``recentred`` (its parameter space).
+Calibration to specimen curves (issue 22): ``curve_targets`` (a specimen's points
 or the corridor), ``curve_forward`` (rotations along each curve by continuation, exact
 dq*/dp), ``curve_result`` (:class:`CurveCalibration`), ``curve_fit`` (MAP per specimen or
-for the population), ``curve_folder`` (data folders, ``population.csv``), ``curve_posterior``
+for the population), ``population_file`` (``population.csv``), ``curve_posterior``
 (MCMC) and ``forms_compare`` (which model form the curves support).
 The validation-only data (Voo et al. 1998, the centre of rotation of Anderst et
 al. 2013) are in :mod:`segment.studies.validation_only` and re-exported here.
@@ -88,7 +89,7 @@ _LAZY = {
     "STATUS_MESSAGES": "studies.calibration.result",
     "TARGET_COLUMNS": "studies.calibration.targets",
     "Targets": "studies.calibration.targets",
-    "VALUE_DIGITS": "studies.calibration.folder",
+    "VALUE_DIGITS": "core.save",
     "VOO_MOMENTS_NM": "studies.validation_only",
     "VOO_STIFFNESS_RANGE": "studies.validation_only",
     "c6_reference_points": "studies.validation_only",
@@ -116,8 +117,8 @@ _LAZY = {
     "split_rhat": "studies.calibration.posterior",
     "validation_only": "studies.validation_only",
     "write_calibrated": "studies.calibration.folder",
-    "write_curve_calibration": "studies.calibration.curve_folder",
-    "write_population": "studies.calibration.curve_folder",
+    "write_curve_calibration": "studies.calibration.folder",
+    "write_population": "studies.calibration.population_file",
 }
 """Each public name and the module that defines it, imported on first use (PEP 562): importing
 one submodule (the command line's laboratory names, a report section) does not load the whole

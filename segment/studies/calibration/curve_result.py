@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from segment.studies.calibration.curve_targets import CurveTargets
-from segment.studies.calibration.result import MapEstimate
+from segment.studies.calibration.result import MapEstimate, table_text
 
 RMS_WARN_FACTOR = 3.0
 """A fit whose RMS exceeds this many times its points' SD does not fit its data: its Laplace
@@ -25,32 +25,15 @@ __all__ = ["CurveCalibration"]
 class CurveCalibration(MapEstimate):
     """Outcome of :func:`~segment.studies.calibration.curve_fit.calibrate_curves`.
 
+    The attributes of :class:`~segment.studies.calibration.result.MapEstimate` (``success``:
+    every equilibrium of every target point converged at the MAP too; status 2: at the start
+    or at the MAP; the predictions are rotations [deg] at each target point), and those below.
+
     Attributes
     ----------
-    x : ndarray (D,)
-        MAP parameter set (units of the space's ``unit`` column).
-    success : bool
-        The optimizer converged and every equilibrium of every target point converged at the
-        MAP.
-    status : int
-        0 converged, 1 optimizer not converged, 2 an equilibrium failed (at the start or at
-        the MAP); :data:`~segment.studies.calibration.result.STATUS_MESSAGES`.
-    message : str
     form : str
         The model form (:mod:`segment.studies.forms`).
-    names, units : tuple of str
-    nominal, lower, upper, prior_sd, posterior_sd : ndarray (D,)
-    covariance, correlation : ndarray (D, D)
-        Laplace posterior at the MAP.
-    singular_values : ndarray
-        Of the weighted sensitivity matrix (response to one prior SD, in target SDs).
-    verdicts : tuple of str
-        ``"data"`` (the data at least halve the prior variance) or ``"prior"``.
-    at_bound : tuple of str
     targets : CurveTargets
-    prediction_nominal, prediction, prediction_sd : ndarray (n,)
-        Rotation [deg] of the nominal set and of the MAP at each target point, and the
-        Laplace SD of the latter.
     effective_parameters : float
         ``p_D = tr(H_data Sigma_post)``: how many parameters the data determine (between 0
         and D; Spiegelhalter et al.'s effective number of parameters of a linear Gaussian
@@ -152,8 +135,5 @@ class CurveCalibration(MapEstimate):
                  f"fit error over {self.n_points} points not flagged: RMS {self.rms_deg:.2f} deg, "
                  f"largest {self.max_deg:.2f} deg; effective parameters "
                  f"{self.effective_parameters:.2f} of {len(self.names)}",
-                 "singular values of the weighted sensitivity matrix: "
-                 + ", ".join(f"{s:.3g}" for s in self.singular_values)]
-        with pd.option_context("display.width", 160, "display.max_columns", 20):
-            lines += ["", self.parameters().round(4).to_string(index=False)]
+                 self._singular_values_line(), "", table_text(self.parameters().round(4))]
         return "\n".join(lines)

@@ -42,13 +42,56 @@ STATUS_MESSAGES = {
 }
 
 
+def table_text(frame: pd.DataFrame) -> str:
+    """A table of a summary as plain text (160 columns wide, no index)."""
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        return frame.to_string(index=False)
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class MapEstimate:
     """What a calibration to points and a calibration to curves both find: the MAP, its
     Laplace posterior, the identifiability verdicts and the predictions at the targets (see
     :class:`CalibrationResult` and
     :class:`~segment.studies.calibration.curve_result.CurveCalibration`, which add what is
-    their own)."""
+    their own).
+
+    Attributes
+    ----------
+    x : ndarray (D,)
+        MAP parameter set (units of the space's ``unit`` column).
+    success : bool
+        The optimizer converged and every equilibrium at the MAP converged.
+    status : int
+        0 converged, 1 optimizer not converged, 2 an equilibrium failed
+        (:data:`STATUS_MESSAGES`).
+    message : str
+    names, units : tuple of str
+    nominal : ndarray (D,)
+        The input model's parameter values (the start).
+    lower, upper : ndarray (D,)
+        The parameter ranges.
+    prior_sd, posterior_sd : ndarray (D,)
+        Laplace prior and posterior SDs.
+    covariance, correlation : ndarray (D, D)
+        Laplace posterior covariance and correlation at the MAP.
+    singular_values : ndarray
+        Of the weighted sensitivity matrix (response to one prior SD, in target SDs),
+        descending.
+    verdicts : tuple of str
+        ``"data"`` (the data at least halve the prior variance,
+        :data:`DATA_DETERMINED_VARIANCE_RATIO`) or ``"prior"`` per parameter.
+    at_bound : tuple of str
+        ``"lower"``, ``"upper"`` or ``""`` per parameter (MAP on its range's edge).
+    prediction_nominal, prediction : ndarray (n,)
+        Target predictions of the nominal parameter set and of the MAP.
+    prediction_sd : ndarray (n,)
+        Laplace SD of the MAP prediction (linearised).
+    nfev, n_solves : int
+        Optimizer function evaluations and equilibria solved.
+    elapsed : float
+        Wall time [s].
+    """
 
     x: np.ndarray
     success: bool
@@ -100,45 +143,24 @@ class MapEstimate:
             "sd_ratio": self.posterior_sd / self.prior_sd, "determined_by": self.verdicts,
             "at_bound": [b or "no" for b in self.at_bound]})
 
+    def _singular_values_line(self) -> str:
+        return ("singular values of the weighted sensitivity matrix: "
+                + ", ".join(f"{s:.3g}" for s in self.singular_values))
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class CalibrationResult(MapEstimate):
     """Outcome of :func:`calibrate` (scipy.optimize-style: it reports, it does not raise).
 
+    The attributes of :class:`MapEstimate` (``published_model`` of :meth:`agreement` is the
+    prediction of its ``nominal``, the input model), and those below.
+
     Attributes
     ----------
-    x : ndarray (D,)
-        MAP parameter set (units of the space's ``unit`` column).
-    success : bool
-        The optimizer converged and every equilibrium at the MAP converged.
-    status : int
-        0 converged, 1 optimizer not converged, 2 an equilibrium failed at the MAP
-        (:data:`STATUS_MESSAGES`).
-    message : str
-    names, units : tuple of str
-    prior_sd, posterior_sd : ndarray (D,)
-        Laplace prior and posterior SDs (see the module doc).
-    covariance, correlation : ndarray (D, D)
-        Laplace posterior covariance and correlation at the MAP.
-    singular_values : ndarray
-        Of the weighted sensitivity matrix S (module doc), descending.
-    verdicts : tuple of str
-        ``"data"`` or ``"prior"`` per parameter.
-    at_bound : tuple of str
-        ``"lower"``, ``"upper"`` or ``""`` per parameter (MAP on its range's edge).
     targets : Targets
-    prediction_nominal, prediction : ndarray (n,)
-        Target predictions of the nominal parameter set and of the MAP.
-    prediction_sd : ndarray (n,)
-        Laplace SD of the MAP prediction (linearised).
     misfits : DataFrame
         One row per missed target (``MISFIT_Z`` SDs): best reachable value within the ranges,
         and the parameter that would have to leave its range and by how much.
-    n_solves, nfev : int
-        Equilibria solved and optimizer function evaluations.
-    nominal : ndarray (D,)
-        The input model's parameter values (the start; ``published_model`` of
-        :meth:`agreement` is this model's prediction).
     """
 
     targets: Targets
@@ -166,12 +188,9 @@ class CalibrationResult(MapEstimate):
     def summary(self) -> str:
         """A plain-text summary (status, parameters, agreement, misfits)."""
         lines = [f"calibration: {self.message} ({self.nfev} evaluations, {self.n_solves} "
-                 f"equilibria, {self.elapsed:.2f} s)"]
-        lines.append("singular values of the weighted sensitivity matrix: "
-                     + ", ".join(f"{s:.3g}" for s in self.singular_values))
-        with pd.option_context("display.width", 160, "display.max_columns", 20):
-            lines += ["", self.parameters().round(4).to_string(index=False), "",
-                      self.agreement().round(4).to_string(index=False)]
-            if len(self.misfits):
-                lines += ["", "missed targets:", self.misfits.to_string(index=False)]
+                 f"equilibria, {self.elapsed:.2f} s)", self._singular_values_line(),
+                 "", table_text(self.parameters().round(4)),
+                 "", table_text(self.agreement().round(4))]
+        if len(self.misfits):
+            lines += ["", "missed targets:", table_text(self.misfits)]
         return "\n".join(lines)

@@ -1,28 +1,9 @@
-"""Data folders from curve calibrations: one complete, loadable data folder per calibrated
-parameter set, recording exactly what was used; ``population.csv`` for a population of them.
-
-A folder holds every table of the source data folder (default the packaged ``data/``) with the
-calibrated model's values written in (:data:`~segment.studies.calibration.folder.VALUE_DIGITS`
-significant digits): disc stiffness per coefficient, ligament rest lengths and force axes,
-facet geometry, and ``disc_law.csv`` when the form has a law. Each changed row's ``source``
-says it was calibrated, to which curves, in which form, by which command, followed by the
-original source after "was:". ``segment --data DIR`` and ``segment.c5c6(data_dir=DIR)`` read it
-with the strict checks. Also written:
-
-* ``curve_calibration_inputs.csv``: the curves file and its sha256, the fitted specimen (or
-  ``population``) and modes, the form and the sha256 of its files, the point SD, the command,
-  and the sha256 of every table written to the folder (``file_sha256 <table>``: what
-  :meth:`segment.studies.population.Population.from_folders` verifies);
-* ``curve_calibration_space.csv``: the form's parameter space as used;
-* ``curve_calibration_parameters.csv`` (prior vs posterior, identifiability) and
-  ``curve_calibration_points.csv`` (observed, published and calibrated rotation per point);
-* ``curve_calibration_summary.txt``.
-"""
+"""``population.csv``: a population of calibrated data folders in one table, written
+(:func:`write_population`, ``segment calibrate --curves --each``) and read back, checked
+(:func:`read_population`; also the table of ``segment calibrate --population``)."""
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,84 +11,14 @@ from pathlib import Path
 import pandas as pd
 
 from segment.core.checks import Quantity, parse_flag
-from segment.core.io import data_dir
 from segment.core.tables import Table
 from segment.studies.calibration.curve_fit import population_table
-from segment.studies.calibration.curve_result import CurveCalibration
-from segment.studies.calibration.folder import VALUE_DIGITS
+from segment.studies.calibration.folder import write_curve_calibration
 from segment.studies.forms import load_form
 
-__all__ = ["INPUTS_FILE", "POPULATION_FILE", "PopulationTable", "calibrated_model",
-           "read_inputs", "read_population", "write_curve_calibration", "write_population"]
+__all__ = ["POPULATION_FILE", "PopulationTable", "read_population", "write_population"]
 
-INPUTS_FILE = "curve_calibration_inputs.csv"
 POPULATION_FILE = "population.csv"
-
-
-
-def calibrated_model(fit: CurveCalibration, *, model, form=None):
-    """The Segment of the fit's MAP: the form's law on ``model`` (default the published
-    model), the parameters applied."""
-
-    form = load_form(fit.form if form is None else form)
-    base = model
-    return form.space.apply(form.model(base), fit.x)
-
-
-def _g(value: float) -> str:
-    return f"{value:.{VALUE_DIGITS}g}"
-
-
-def write_curve_calibration(fit: CurveCalibration, out, *, form=None, source_dir=None,
-                            command: str = "", strict: bool = True) -> list[Path]:
-    """Write the complete data folder of ``fit``'s MAP to ``out`` (module docstring).
-
-    Raises
-    ------
-    ValueError
-        When the fit did not converge (nothing is written).
-    """
-    from segment.core.published import c5c6
-    from segment.core.save import save_parameters
-
-    if not fit.success:
-        raise ValueError(f"the calibration of {fit.targets.label} did not converge "
-                         f"({fit.message}): nothing written")
-    form = load_form(fit.form if form is None else form)
-    src = data_dir() if source_dir is None else Path(source_dir)
-    base = c5c6(data_dir=src, strict=strict)
-    cal = form.space.apply(form.model(base), fit.x)
-    out = Path(out)
-    curves = Path(fit.targets.curves.path).name
-    note = (f"calibrated (MAP) to the {fit.targets.label} curves of {curves} (sha256 "
-            f"{fit.targets.curves.sha256[:12]}), form {form.name}, by `{command}`")
-    written = save_parameters(cal, out, sources=src, note=note)
-    shutil.copyfile(form.space.path, out / "curve_calibration_space.csv")
-    written.append(out / "curve_calibration_space.csv")
-    tables = sorted(p.name for p in written if p.suffix == ".csv")
-    inputs = [("curves", curves), ("curves_sha256", fit.targets.curves.sha256),
-              ("fitted", fit.targets.label), ("modes", " ".join(fit.targets.mode_set)),
-              ("points", str(fit.n_points)),
-              ("point_sd_deg", "specimens' SD per level" if fit.targets.sd_basis != "assumed"
-               else _g(float(fit.targets.sd[0]))),
-              ("form", form.name), ("form_description", form.description),
-              *((f"form_file_sha256 {k}", v) for k, v in form.checksums().items()),
-              ("starts", str(1 + fit.extra.get("n_prior_starts", 0))),
-              ("command", command),
-              *((f"file_sha256 {name}", _sha256(out / name)) for name in tables)]
-    with open(out / INPUTS_FILE, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["key", "value"])
-        w.writerows(inputs)
-    written.append(out / INPUTS_FILE)
-    for name, frame in (("curve_calibration_parameters.csv", fit.parameters()),
-                        ("curve_calibration_points.csv", fit.points())):
-        frame.to_csv(out / name, index=False, float_format="%.6g", lineterminator="\n")
-        written.append(out / name)
-    (out / "curve_calibration_summary.txt").write_text(
-        f"generated by `{command}`; do not edit\n" + fit.summary() + "\n", encoding="utf-8")
-    written.append(out / "curve_calibration_summary.txt")
-    return written
 
 
 def write_population(fits, out, *, form=None, source_dir=None, command: str = "",
@@ -133,27 +44,6 @@ def write_population(fits, out, *, form=None, source_dir=None, command: str = ""
     table.to_csv(out / POPULATION_FILE, index=False, float_format="%.6g", lineterminator="\n")
     written.append(out / POPULATION_FILE)
     return written, failed
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def read_inputs(folder) -> dict[str, str]:
-    """The key-value rows of a folder's :data:`INPUTS_FILE` ({} when there is none)."""
-    path = Path(folder) / INPUTS_FILE
-    if not path.is_file():
-        return {}
-    t = Table(path, ("key", "value"), sourced=False, what="calibration inputs")
-    out: dict[str, str] = {}
-    for i, row in t.rows():
-        if i in t.broken_rows:
-            continue
-        if row["key"] in out:
-            t.error(i, "key", f"duplicate key {row['key']!r}")
-        out[row["key"]] = row["value"]
-    t.finish()
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,8 +94,6 @@ def read_population(path, *, form=None, mixed: bool = False,
     (:data:`segment.core.schema.FIELDS`; ``strict=False``: outside the plausible range is a
     warning). Two converged members with the same parameters are one member counted twice.
     """
-    from segment.studies.forms import load_form
-
     path = Path(path)
     t = Table(path, ("form", "converged"), strict=strict, collect=True, what="population",
               sourced=False)
