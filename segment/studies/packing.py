@@ -36,6 +36,7 @@ space, for a space where several parameters act on one entry, and to central dif
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from dataclasses import dataclass
@@ -78,7 +79,12 @@ class _Entries:
     facet_source: np.ndarray
 
 
+@functools.lru_cache(maxsize=32)
 def _entries(space, model) -> _Entries:
+    """What ``space`` does to ``model``'s packed arrays. Both are frozen records (hashed by
+    identity), so this is computed once per pair, not once per :func:`pack_sets` call (a
+    calibration packs hundreds of times: 1 s of the report's calibration section). The cache
+    holds its keys, so an identity is never reused while cached."""
     glob0, lig0 = model._packed[:2]
     n_glob, n_col = glob0.size, lig0.shape[1]
     sides = [f.side for f in model.facets]
