@@ -44,6 +44,9 @@ def main() -> None:
     import segment
     from segment.studies import virtual_population as vp
     from segment.studies.calibration.hierarchical import fit_population
+    from segment.studies.population_limits import validity_limits
+    from segment.studies.population_result import write_members
+    from segment.studies.population_tables import member_table, ramp_table
     from segment.studies.specimens import load_specimens
 
     phases = {}
@@ -56,15 +59,15 @@ def main() -> None:
     P, _ = vp.draw_members(fit, model, vp.MEMBERS, lab=lab0)
     phases["draw_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    table = vp.member_table(fit, model, P, lab=lab0 or "new", ramps=False)
+    table = member_table(fit, model, P, lab=lab0 or "new", ramps=False)
     phases["responses_and_states_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    vp.ramp_table(vp.member_models(fit, model, P), limits=vp.validity_limits(data))
+    ramp_table(vp.member_models(fit, model, P), limits=validity_limits(data))
     phases["ramps_s"] = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        vp.write_members(vp.member_models(fit, model, P), model, tmp, note="bench",
-                         limits=vp.validity_limits(data))
+        write_members(vp.member_models(fit, model, P), model, tmp, note="bench",
+                      limits=validity_limits(data))
         phases["write_s"] = time.perf_counter() - t
     emit({"benchmark": "population", "members": len(table), "wall_s": times,
           "target_s": TARGET_S,

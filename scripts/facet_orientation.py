@@ -39,7 +39,7 @@ import segment
 from segment.core.io import data_dir
 from segment.studies.calibration.hierarchical_settings import default_form_path
 from segment.studies.forms import load_form
-from segment.studies.virtual_population import _rotations
+from segment.studies.population_tables import _rotations
 
 PUBLISHED = {"right": (92.3, 11.5), "left": (93.5, 9.4)}
 """C6 superior facet, angle to the sagittal plane, mean and SD [deg] (PMC2219934 Table 2)."""

@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 import segment
-from segment.studies import virtual_population as vp
 from segment.studies.calibration.hierarchical import fit_population
 from segment.studies.calibration.hierarchical_data import moroney_targets
 from segment.studies.calibration.hierarchical_settings import NEW_LAB
@@ -43,6 +42,7 @@ from segment.studies.calibration.predictive import (
     predictive_sample,
     summarize,
 )
+from segment.studies.population_limits import validity_limits
 from segment.studies.specimens import load_specimens
 
 
@@ -60,7 +60,7 @@ def main() -> None:
     t0 = time.perf_counter()
     model = segment.c5c6()
     data = load_specimens()
-    limits = vp.validity_limits(data)
+    limits = validity_limits(data)
     steps, failure = leave_one_out(
         model, data, n_members=args.members, ramps=args.ramps, limits=limits,
         progress=lambda k, n: print(f"left out {k}/{n} ({time.perf_counter() - t0:.0f} s)",

@@ -188,11 +188,11 @@ def virtual_population(folder: Path, members: int = 3) -> Path:
     their ``population.csv`` rows in ``folder``, as ``segment calibrate --population``
     writes them."""
     import segment
-    from segment.studies import virtual_population as vp
     from segment.studies.forms import load_form
+    from segment.studies.population_result import read_result, write_members
 
     folder = Path(folder)
-    res = vp.read_result()
+    res = read_result()
     pop = res["population.csv"].head(members)
     from segment.core.io import data_dir
 
@@ -200,8 +200,8 @@ def virtual_population(folder: Path, members: int = 3) -> Path:
     base = segment.c5c6()
     fm = form.model(base)
     models = [form.space.apply(fm, p) for p in pop[list(form.space.names)].to_numpy(float)]
-    vp.write_members(models, base, folder, note="population member (census)",
-                     limits=res["validity_limits.csv"])
+    write_members(models, base, folder, note="population member (census)",
+                  limits=res["validity_limits.csv"])
     pop.to_csv(folder / "population.csv", index=False)
     return folder
 

@@ -235,7 +235,7 @@ def test_wrong_types_are_refused_by_name(model, changes, message):
 
 # ---------------------------------------------------------------- clinical states, population
 def test_state_menu_offers_the_clinical_states_of_states_csv(model):
-    from segment.core.states import state_names
+    from segment.core.states_table import state_names
 
     s = ExplorerSession({"intact": model})
     assert s.controls()["states"] == ["intact", *state_names()]
@@ -969,7 +969,7 @@ def test_browser_other_sites_and_foreign_hosts_change_nothing_and_the_page_works
             page.wait_for_function("globalThis.__segmentExplorer?.ready === true",
                                    timeout=30000)
             states = page.locator("select[data-control=state] option").all_inner_texts()
-            from segment.core.states import state_names
+            from segment.core.states_table import state_names
             assert states == ["intact", *state_names()]
             models = page.locator("select[data-control=model] option").all_inner_texts()
             assert models == ["published", "S1", "S2"]

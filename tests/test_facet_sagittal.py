@@ -16,7 +16,7 @@ from segment.core.save import save_parameters
 from segment.elements.facet import SAGITTAL_NEUTRAL_DEG, FacetJoint, c6_normals
 from segment.elements.loads import Load
 from segment.studies.packing import complex_step_reference
-from segment.studies.virtual_population import _rotations
+from segment.studies.population_tables import _rotations
 
 ANGLE_ATOL_DEG = 1e-10
 """Angles read back from a built normal: rounding of sin, cos and atan2 only."""

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import segment
+from segment.core.io import data_dir
+from segment.studies import population_limits, population_result, population_tables
 from segment.studies import virtual_population as vp
 from segment.studies.calibration.hierarchical import fit_population
 from segment.studies.calibration.hierarchical_data import _whiten
@@ -77,7 +79,7 @@ def test_reader_errors_name_file_line_column_value(tmp_path):
 def test_hyperprior_errors_are_named(tmp_path):
     form = tmp_path / "f"
     form.mkdir()
-    src = vp.data_dir() / "forms" / "population"
+    src = data_dir() / "forms" / "population"
     (form / "space.csv").write_bytes((src / "space.csv").read_bytes())
     text = (src / "hyperpriors.csv").read_text(encoding="utf-8")
     (form / "hyperpriors.csv").write_text(text.replace("zone_flexion,logit,1.0",
@@ -116,7 +118,7 @@ def _synthetic(tmp_path, truth_mu, truth_tau, n, seed):
     hyper-parameters and their steps written as raw records (with a small error)."""
     form = tmp_path / "form"
     form.mkdir()
-    src = vp.data_dir() / "forms" / "population" / "space.csv"
+    src = data_dir() / "forms" / "population" / "space.csv"
     lines = src.read_text(encoding="utf-8").splitlines()
     keep = [lines[0]] + [s for s in lines[1:] if s.startswith(("disc_phi_y_flexion",
                                                                 "disc_phi_y_extension"))]
@@ -173,7 +175,7 @@ def test_synthetic_population_is_recovered(tmp_path):
 # ----------------------------------------------------------------------------- limits, ties
 def test_validity_limits_never_inside_a_training_specimen_range():
     data = load_specimens()
-    lim = vp.validity_limits(data).set_index("direction")["limit_deg"]
+    lim = population_limits.validity_limits(data).set_index("direction")["limit_deg"]
     for sign, direction in (("+", "flexion"), ("-", "extension")):
         largest, _ = data.largest_rotation(direction)
         assert lim[sign] >= round(largest, 2)
@@ -187,7 +189,7 @@ def test_symmetric_capsules_are_reported_as_a_tie():
     order), and rupture_ties says they tied."""
     r = segment.ramp(segment.c5c6(), segment.LOAD_CASES["FLX"], to_scale=20, steps=80,
                      limits=None)
-    assert ["CL-left", "CL-right"] in vp.rupture_ties(r)
+    assert ["CL-left", "CL-right"] in population_tables.rupture_ties(r)
 
 
 # ----------------------------------------------------------------------------- CLI, members
@@ -206,9 +208,9 @@ def test_cli_lists_the_laboratories_and_checks_lab():
 
 def test_committed_result_checks_and_members_load(tmp_path):
     model = segment.c5c6()
-    checks = vp.check_result(model, members=2)
+    checks = population_result.check_result(model, members=2)
     assert checks["ok"].all(), checks[~checks["ok"]]
-    res = vp.read_result()
+    res = population_result.read_result()
     pop = res["population.csv"]
     assert len(pop) >= vp.MEMBERS
     from segment.studies.calibration.hierarchical_settings import default_form_path
@@ -218,11 +220,11 @@ def test_committed_result_checks_and_members_load(tmp_path):
     P = pop[list(form.space.names)].to_numpy(float)[:2]
     fm = form.model(model)
     models = [form.space.apply(fm, p) for p in P]
-    vp.write_members(models, model, tmp_path, note="population member (test)",
-                     limits=res["validity_limits.csv"])
+    population_result.write_members(models, model, tmp_path, note="population member (test)",
+                                    limits=res["validity_limits.csv"])
     for k in range(2):
         m = segment.c5c6(data_dir=tmp_path / f"member_{k + 1:03d}")
-        got = vp._rotation_at(m, "flexion")
+        got = population_tables._rotation_at(m, "flexion")
         assert got == pytest.approx(pop["intact_flexion_deg"].iloc[k], rel=RESOLVE_RTOL)
     pop.head(2).to_csv(tmp_path / "population.csv", index=False)
     from segment.studies.population import Population
@@ -256,7 +258,7 @@ def test_intact_bound_derivative_matches_central_differences():
 
 
 def test_section_tables_read_the_committed_result():
-    t = vp.section_tables(segment.c5c6(), check=False)
+    t = population_tables.section_tables(segment.c5c6(), check=False)
     assert {"fitted", "hyper", "predicted", "zdeblick", "validity"} <= set(t)
     pred = t["predicted"].set_index("column")
     assert pred.loc["ratio_axial-rotation", "members"] >= vp.MEMBERS - 5
@@ -278,6 +280,6 @@ def test_packaged_phi_y_limits_are_the_training_specimens():
     from segment.core.validity import load_validity_limits
 
     packaged = load_validity_limits()
-    for _, row in vp.validity_limits(load_specimens()).iterrows():
+    for _, row in population_limits.validity_limits(load_specimens()).iterrows():
         b = packaged.bound("phi_y", 1 if row["direction"] == "+" else -1)
         assert b.value == row["limit_deg"] and b.source == row["source"]

@@ -1,5 +1,6 @@
-"""Clinical states (segment.core.states, data/states.csv): each operation, composition,
-contradictions, cut vs ruptured, and the qualitative checks against Zdeblick et al. 1992."""
+"""Clinical states (segment.core.states, segment.core.states_table, data/states.csv): each
+operation, composition, contradictions, cut vs ruptured, and the qualitative checks against
+Zdeblick et al. 1992."""
 
 import itertools
 import math
@@ -11,14 +12,8 @@ import pytest
 
 import segment
 from segment.core.io import data_dir
-from segment.core.states import (
-    cut,
-    fuse,
-    load_states,
-    resect_facet,
-    resected_circle,
-    state_names,
-)
+from segment.core.states import cut, fuse, resect_facet, resected_circle
+from segment.core.states_table import load_states, state_names
 from segment.core.tables import ImplausibleDataWarning
 
 CASES = segment.LOAD_CASES

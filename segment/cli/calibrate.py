@@ -264,7 +264,12 @@ def run_population(args, argv) -> int:
     """``segment calibrate --population [--lab NAME] [--out DIR]``."""
     import time
 
-    from segment.studies import virtual_population as vp
+    from segment.studies import (
+        population_limits,
+        population_result,
+        population_tables,
+        virtual_population,
+    )
     from segment.studies.calibration.hierarchical import fit_population
     from segment.studies.calibration.hierarchical_settings import NEW_LAB
     from segment.studies.specimens import load_specimens
@@ -287,32 +292,34 @@ def run_population(args, argv) -> int:
               file=sys.stderr)
         return 1
     lab = None if args.lab in (None, NEW_LAB) else args.lab
-    limits = vp.validity_limits(data)
+    limits = population_limits.validity_limits(data)
     # a further specimen of Nightingale's study is one that survived its static protocol
-    survive = vp.STATIC_PROTOCOL_NM if lab == data.laboratory else None
+    survive = virtual_population.STATIC_PROTOCOL_NM if lab == data.laboratory else None
     condition = ("" if survive is None else
                  f"carries {survive:g} N m in flexion and extension intact within its "
                  f"validity limits (the static protocol every training specimen of {lab} "
                  "survived)")
     try:
-        P, rejected = vp.draw_members(fit, model, vp.MEMBERS, lab=lab, seed=vp.SEED,
-                                      survive_nm=survive, limits=limits)
+        P, rejected = virtual_population.draw_members(
+            fit, model, virtual_population.MEMBERS, lab=lab, seed=virtual_population.SEED,
+            survive_nm=survive, limits=limits)
     except ValueError as exc:
         print(f"segment: {exc}; nothing written", file=sys.stderr)
         return 1
     if rejected:
         print(f"{rejected} draw(s) skipped: no equilibrium at 1.8 N m in some mode"
               + (f", or not surviving {survive:g} N m" if survive else ""))
-    table = vp.member_table(fit, model, P, lab=lab or NEW_LAB, limits=limits)
+    table = population_tables.member_table(fit, model, P, lab=lab or NEW_LAB, limits=limits)
     command = "segment " + " ".join(argv)
-    models = vp.member_models(fit, model, P)
+    models = virtual_population.member_models(fit, model, P)
     note = (f"population member drawn for a new specimen of {lab or 'a new laboratory'} from "
             f"the hierarchical calibration of `{command}`")
-    vp.remove_stale(out, len(models))
-    written = vp.write_members(models, model, out, note=note, limits=limits,
-                               source_dir=args.data)
-    written += vp.write_result(fit, table, limits, out, command=command, lab=lab,
-                               rejected=rejected, condition=condition)
-    print(f"wrote {len(models)} member folders and the tables {', '.join(vp.RESULT_FILES)} "
+    population_result.remove_stale(out, len(models))
+    written = population_result.write_members(models, model, out, note=note, limits=limits,
+                                              source_dir=args.data)
+    written += population_result.write_result(fit, table, limits, out, command=command,
+                                              lab=lab, rejected=rejected, condition=condition)
+    files = ", ".join(population_result.RESULT_FILES)
+    print(f"wrote {len(models)} member folders and the tables {files} "
           f"to {out} in {time.perf_counter() - t0:.0f} s")
     return 0

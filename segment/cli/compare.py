@@ -47,7 +47,7 @@ def register(sub) -> None:
 
 
 def run_states(args, argv) -> int:
-    from segment.core.states import load_states, states_file
+    from segment.core.states_table import load_states, states_file
 
     path = states_file(args.data)
     states = load_states(path, strict=not args.allow_implausible)

@@ -158,7 +158,7 @@ def run_explore(args, argv) -> int:
             print(f"segment: error: --timeout must be > 0 s, got {args.timeout:g}",
                   file=sys.stderr)
             return EXIT_USAGE
-        from segment.core.states import INTACT, load_states, states_file
+        from segment.core.states_table import INTACT, load_states, states_file
         from segment.views import web
 
         models = explorer_models(args)

@@ -38,7 +38,8 @@ from segment._checks import check_count
 from segment._extras import require
 from segment.core.checks import RAMP_STEPS, check_load
 from segment.core.model import Segment
-from segment.core.states import INTACT, apply_states, load_states, split_names, states_file
+from segment.core.states import apply_states, split_names
+from segment.core.states_table import INTACT, load_states, states_file
 from segment.elements.disc import DOF_NAMES
 from segment.elements.loads import Load
 from segment.solvers.equilibrium import solve
@@ -215,7 +216,7 @@ def compare_states(model, states, loads, *, scale: float = 1.0, data_dir=None,
         ``strict=False``) within the plausible loads of ``load_cases.csv``
         (:func:`segment.core.checks.check_load`, as ``segment solve --scale``).
     data_dir : path, optional
-        Where ``states.csv`` is read (:func:`segment.core.states.states_file`: that folder's
+        Where ``states.csv`` is read (:func:`segment.core.states_table.states_file`: that folder's
         file when it exists, else the packaged one).
     ramp_to_scale, steps
         Also ramp each load to ``ramp_to_scale`` (> 0) times its magnitude in ``steps`` steps

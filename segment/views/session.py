@@ -34,7 +34,8 @@ import numpy as np
 from segment.core.equilibrium_result import EquilibriumResult
 from segment.core.model import Segment
 from segment.core.published import LOAD_CASES
-from segment.core.states import INTACT, ClinicalState, apply_states, load_states
+from segment.core.states import apply_states
+from segment.core.states_table import INTACT, ClinicalState, load_states
 from segment.elements.disc import DOF_NAMES
 from segment.elements.kinematics import pose
 from segment.elements.ligament import TrilinearCurve
@@ -162,7 +163,7 @@ class ExplorerSession:
     magnify : float
         Initial magnification (>= 1).
     states : mapping of str to ClinicalState, optional
-        The clinical states of the state menu (:func:`segment.core.states.load_states`);
+        The clinical states of the state menu (:func:`segment.core.states_table.load_states`);
         default: the packaged ``data/states.csv``. The menu offers ``"intact"`` and these; a
         state is applied to whichever model of the model menu is chosen
         (:func:`segment.core.states.apply_states`).

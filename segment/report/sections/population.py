@@ -1,10 +1,11 @@
 """Section 13: one population of C5-C6 segments over every laboratory and mode, judged by
 prediction (issue 32; :mod:`segment.studies.calibration.hierarchical`,
-:mod:`segment.studies.calibration.predictive`, :mod:`segment.studies.virtual_population`).
+:mod:`segment.studies.calibration.predictive`, :mod:`segment.studies.virtual_population`,
+:mod:`segment.studies.population_tables`).
 
 Written from the committed result in ``data/population/`` (``segment calibrate
 --population`` and ``scripts/population_loo.py``): nothing here is recomputed but the cheap
-checks of :func:`segment.studies.virtual_population.check_result` (every input's sha256
+checks of :func:`segment.studies.population_result.check_result` (every input's sha256
 against the manifest, three members re-solved to their stored rotations). The held-out
 checks and the model forms are judged by that committed leave-one-out, not refitted."""
 
@@ -88,12 +89,9 @@ def write(rep, s) -> None:
     """Write this section into ``rep`` from the committed population result; its findings go
     to ``s.extra["findings_more"]``."""
     from segment.studies.calibration.predictive import FAILURE_COMPARISON
-    from segment.studies.virtual_population import (
-        MEMBERS,
-        SUBSTANTIAL_PCT,
-        read_result,
-        section_tables,
-    )
+    from segment.studies.population_result import read_result
+    from segment.studies.population_tables import SUBSTANTIAL_PCT, section_tables
+    from segment.studies.virtual_population import MEMBERS
 
     s.say("population: reading the committed result (data/population/) and checking it")
     t = section_tables(s.model)

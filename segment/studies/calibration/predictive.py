@@ -138,7 +138,7 @@ def leave_one_out(model, data, *, form=None, hyper=None, moroney: bool = True,
         the fit's sweeps and convergence.
     failure : DataFrame
         With ``ramps`` > 0, one row per left-out specimen: the first ``ramps`` members ramped
-        in its failure direction (:func:`segment.studies.virtual_population.ramp_table` with
+        in its failure direction (:func:`segment.studies.population_tables.ramp_table` with
         ``limits``): the 5-95 % band of first rupture and of ultimate moment (NaN members, not
         reached before the validity limit, counted), the members whose validity limit fell
         below 3.5 N m in flexion or extension, the measured failure moment and rotation, the
@@ -208,11 +208,11 @@ moment [N m] (issue 32: the static tests reached 3.6-4.8 N m)."""
 def _failure_row(fit, model, data, left, form, n, limits, seed) -> dict:
     """The left-out specimen's failure test against ``n`` members of its laboratory ramped to
     failure (:data:`FAILURE_COMPARISON` says what is and is not comparable)."""
-    from segment.studies import virtual_population as vp
+    from segment.studies import population_tables, virtual_population
 
     P = fit.draw(n, lab=NIGHTINGALE, seed=seed)
-    models = vp.member_models(fit, model, P, form=form)
-    rt = vp.ramp_table(models, limits=limits)
+    models = virtual_population.member_models(fit, model, P, form=form)
+    rt = population_tables.ramp_table(models, limits=limits)
     fail = data.failure
     f = fail.set_index("specimen").loc[left]
     direction = f["direction"] if isinstance(f["direction"], str) else None
