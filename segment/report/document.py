@@ -82,7 +82,8 @@ class Report:
         Both have their rounding noise (|value| < :data:`NOISE_FLOOR`) set to 0.
         """
         self.tables[name] = denoise(df)
-        self.blocks.append(("table", (name, denoise(df if shown is None else shown))))
+        self.blocks.append(("table", (name, self.tables[name] if shown is None
+                                      else denoise(shown))))
 
     def figure(self, name: str, fig: plt.Figure, caption: str) -> None:
         if self.draw is None:
@@ -163,9 +164,12 @@ def _inline_html(text: str) -> str:
 def denoise(df: pd.DataFrame) -> pd.DataFrame:
     """A copy with |value| < NOISE_FLOOR set to 0 in float columns (see NOISE_FLOOR)."""
     out = df.copy()
-    for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            out[col] = out[col].mask(out[col].abs() < NOISE_FLOOR, 0.0)
+    for j in range(out.shape[1]):
+        column = out.iloc[:, j]
+        if pd.api.types.is_float_dtype(column):
+            values = column.to_numpy(copy=True)
+            values[np.abs(values) < NOISE_FLOOR] = 0.0        # NaN compares False: kept
+            out.isetitem(j, values)
     return out
 
 
