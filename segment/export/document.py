@@ -60,9 +60,9 @@ class ExportContent:
 
 
 def export_content(model: Segment, *, tool: str, no_damping: str) -> ExportContent:
-    """What ``model`` exports to ``tool`` (checked: :func:`~segment.export.common.
-    check_exportable`); ``no_damping`` says why the tool gets no ligament and facet
-    damping."""
+    """What ``model`` exports to ``tool``, checked by
+    :func:`~segment.export.common.check_exportable`; ``no_damping`` says why the tool gets no
+    ligament and facet damping."""
     check_exportable(model, tool=tool)
     ligs, dropped = ligament_rows(model)
     facets = facet_contacts(model)
