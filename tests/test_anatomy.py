@@ -271,6 +271,7 @@ def test_docs_state_the_registration_error_the_code_computes(regs):
                                             worst.name), v
 
 
+@pytest.mark.slow
 def test_cli_prints_the_registration_error(capsys):
     from segment.cli import main
 

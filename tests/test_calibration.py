@@ -442,6 +442,7 @@ def test_cli_calibrate_samples_on_a_local_dask_cluster(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_cli_unconverged_posterior_writes_nothing_and_exits_1(tmp_path, capsys):
     """The README's contract (issue 20): a calibration that does not converge, MAP or MCMC,
     writes nothing and exits with code 1."""

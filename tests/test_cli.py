@@ -396,6 +396,7 @@ def test_verbose_logs_and_quiet_silences(capsys, tmp_path):
     assert (list(logger.handlers), logger.level, logger.propagate) == before
 
 
+@pytest.mark.slow
 def test_render_prints_the_file_it_wrote(capsys, tmp_path):
     code, out, err = run(capsys, "render", "FLX", "-o", tmp_path / "flx", "--size", "64", "48")
     assert code == EXIT_OK, err

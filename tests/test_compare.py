@@ -69,6 +69,7 @@ def test_json_has_no_nan(comparison):
     assert "baselines" in json.loads(text)
 
 
+@pytest.mark.slow
 def test_cli_compare_with_data_folder_out_and_json(tmp_path, capsys):
     folder = tmp_path / "data"
     shutil.copytree(data_dir(), folder, ignore=shutil.ignore_patterns("calibrated", "*.py"))

@@ -233,6 +233,7 @@ def test_the_fit_ignores_the_initial_line(tmp_path, model, curves):
     assert a.n_points == 42
 
 
+@pytest.mark.slow
 def test_population_and_specimen_fits(model, curves):
     pub = calibrate_curves(curves, form="published", model=model, specimen="B07", starts=0)
     assert pub.success and pub.rms_deg > 4.0          # no set within today's ranges
@@ -250,6 +251,7 @@ def test_population_and_specimen_fits(model, curves):
 
 
 # ---------------------------------------------------------------- data folders and CLI
+@pytest.mark.slow
 def test_folder_is_complete_loadable_and_the_map(tmp_path, model, curves):
     fit = calibrate_curves(curves, form="neutral-zone", model=model, specimen="B10")
     out = tmp_path / "b10"
@@ -360,6 +362,7 @@ def test_population_posterior_runs(model, curves):
     assert np.all((s >= sp.lower) & (s <= sp.upper))
 
 
+@pytest.mark.slow
 def test_population_table_survives_a_failed_member(model, curves):
     ok = calibrate_curves(curves, form="reference-strain", model=model, specimen="B07")
     bad = dataclasses.replace(ok, success=False, status=1, message="stopped")
