@@ -281,7 +281,9 @@ def test_non_convergence_is_reported_not_raised(model, synthetic):
 # ---------------------------------------------------------------------------- output
 def test_calibrated_folder_is_the_map_model(model, space, tmp_path):
     r = calibrate(model, space=space, misfit_check=False)
-    write_calibrated(r, tmp_path, command="test command")
+    written = write_calibrated(r, tmp_path, command="test command")
+    # each file once ("wrote 18 files" was printed for 17: calibration_targets.csv twice)
+    assert sorted(written) == sorted(p for p in tmp_path.iterdir() if p.is_file())
     m2 = segment.c5c6(data_dir=tmp_path)
     m3 = space.apply(model, r.x)
     for a, b in zip(m2._packed, m3._packed, strict=True):
