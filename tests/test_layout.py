@@ -88,17 +88,35 @@ class Import:
         return f"{MODULES[self.user].relative_to(PKG.parent)}:{self.line}: {self.statement}"
 
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _marked(tree) -> tuple[set[int], set[int]]:
+    """``(skip, inside)``: the ids of the nodes in an ``if TYPE_CHECKING:`` block (the block
+    included) and of the nodes inside a function, in one pass over the tree (a walk of every
+    function's subtree cost 2 s of each test collection)."""
+    skip, inside = set(), set()
+
+    def visit(node, in_function: bool, in_check: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            check = in_check or (isinstance(child, ast.If) and getattr(
+                child.test, "id", getattr(child.test, "attr", "")) == "TYPE_CHECKING")
+            if check:
+                skip.add(id(child))
+            if in_function:
+                inside.add(id(child))
+            visit(child, in_function or isinstance(child, FUNCTIONS), check)
+
+    visit(tree, False, False)
+    return skip, inside
+
+
 def _read(name: str, source: str | None = None) -> list[Import]:
     """The imports of module ``name`` (its file, or ``source`` for a test of the reader)."""
     text_of = MODULES[name].read_text(encoding="utf-8") if source is None else source
     tree = ast.parse(text_of)
     lines = text_of.splitlines()
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-            and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
-            for n in ast.walk(node)}
-    inside = {id(n) for f in ast.walk(tree)
-              if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-              for n in ast.walk(f) if n is not f}
+    skip, inside = _marked(tree)
     found = []
     for node in ast.walk(tree):
         if id(node) in skip or not isinstance(node, (ast.Import, ast.ImportFrom)):
