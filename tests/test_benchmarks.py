@@ -21,6 +21,7 @@ SMOKE = {
     "bench_kernels.py": ["--n", "100"],
     "bench_cli.py": ["--repeat", "1"],
     "bench_cold_start.py": ["--repeat", "1", "--skip-validate"],
+    "bench_validate_cpu.py": ["--repeat", "1", "--warmup", "0"],
     "bench_ramp.py": ["--repeat", "1", "--to-scale", "10"],
     "bench_calibration.py": ["--samples", "640", "--walkers", "64", "--baseline", "4",
                              "--repeat", "1"],
@@ -52,6 +53,10 @@ def test_benchmark_script_runs(script, tmp_path):
     if script == "bench_web_explorer.py":
         assert report["not_converged"] == 0
         assert 0 < report["slider_to_drawn"]["median"] <= report["slider_to_image"]["max"]
+    if script == "bench_validate_cpu.py":
+        assert report["exit_codes"] == [0]
+        run = report["runs_s"][0]
+        assert run["total_cpu_s"] >= run["main_thread_cpu_s"] > 0
     if script == "bench_curves.py":
         assert report["each"]["converged"] == 2
         assert report["continuation"]["converged_fraction"] == 1.0
