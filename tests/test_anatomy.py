@@ -15,7 +15,7 @@ from scipy.spatial import cKDTree
 
 import segment
 from segment.cli import views as cli_views
-from segment.core.io import load_parameters
+from segment.core.io import load_parameters, sha256_of
 from segment.elements.kinematics import pose
 from segment.views import anatomy, meshes, registration
 from segment.views.anatomy import (
@@ -99,7 +99,7 @@ def test_shipped_files_match_their_recorded_checksums():
     recorded = meshes.recorded_checksums()
     assert set(MESH_FILES.values()) | {"LICENSE-CC-BY-SA-2.1-JP.txt"} <= set(recorded)
     for name, digest in recorded.items():
-        assert meshes.sha256(MESH_DIR / name) == digest, f"{name} changed"
+        assert sha256_of(MESH_DIR / name) == digest, f"{name} changed"
     readme = " ".join((MESH_DIR / "README.md").read_text(encoding="utf-8").split())
     for needed in ("BodyParts3D, © The Database Center for Life Science", "doi:10.1093/nar/gkn613",
                    "Attribution-Share Alike 2.1 Japan", "FJ3167", "FJ3170"):
@@ -141,7 +141,7 @@ def test_shipped_vertices_are_bodyparts3d_moved_rigidly(vertebra):
     """Provenance: the shipped mesh is the BodyParts3D file of the whole-body frame
     (validation/reference/meshes, 2013 header verbatim) moved by one rigid motion; the
     coordinates were written with 4 decimals."""
-    assert meshes.recorded_checksums(GLOBAL_DIR)[GLOBAL_FILES[vertebra]] == meshes.sha256(
+    assert meshes.recorded_checksums(GLOBAL_DIR)[GLOBAL_FILES[vertebra]] == sha256_of(
         GLOBAL_DIR / GLOBAL_FILES[vertebra])
     header = (GLOBAL_DIR / GLOBAL_FILES[vertebra]).read_text(encoding="utf-8")[:2000]
     assert "Creative Commons Attribution-Share Alike 2.1 Japan" in header

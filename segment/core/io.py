@@ -15,6 +15,7 @@ returned.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from segment.elements.ligament import MAX_STRIPS, Ligament, TrilinearCurve
 from segment.elements.loads import Load
 
 __all__ = ["DISC_LAW_COLUMNS", "LIGAMENT_NAMES", "MODEL_TABLES", "ROTATION_DOFS", "BodyInertia",
-           "ModelParameters", "data_dir", "load_parameters", "read_disc_law"]
+           "ModelParameters", "data_dir", "load_parameters", "read_disc_law", "sha256_of"]
 
 LIGAMENT_NAMES = ("ALL", "PLL", "FL", "ISL", "CL-left", "CL-right")
 TRANSLATION_COEFFS = ("k_x+", "k_x-", "k_y+", "k_y-", "k_z+", "k_z-")
@@ -81,6 +82,12 @@ class ModelParameters:
     load_cases: dict[str, Load]
     inertia: dict[str, BodyInertia]
     files: tuple[Path, ...]
+
+
+def sha256_of(path) -> str:
+    """The SHA-256 of a file's bytes (hex): the checksum every provenance record of the
+    package uses (input files, written tables, meshes, the report's references)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def data_dir() -> Path:

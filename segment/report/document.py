@@ -8,11 +8,9 @@ as CSV (:data:`CSV_FLOAT_FORMAT`); values below :data:`NOISE_FLOOR` are written 
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -267,6 +265,4 @@ def html_table(df: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 

@@ -52,7 +52,6 @@ file, the mode and the level, never a NaN or infinite z.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +68,7 @@ from segment.core.checks import (
     CURVE_ROTATION,
     corridor_problem,
 )
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.core.tables import Table
 from segment.studies.paths import solve_paths
 
@@ -418,7 +417,7 @@ def load_curves(path=None, *, strict: bool = True) -> CurveSet:
                    for (s, mo), pts in points.items())
     table = pd.DataFrame([{"specimen": s, **v} for s, v in info.items()])
     return CurveSet(curves=curves, path=str(path),
-                    sha256=hashlib.sha256(path.read_bytes()).hexdigest(), info=table)
+                    sha256=sha256_of(path), info=table)
 
 
 _DIRECTION = {"flexion": "+phi_y", "extension": "-phi_y", "lateral-bending": "+phi_x",

@@ -24,11 +24,10 @@ The published model stays the default everywhere: a form is only used where it i
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from segment.core.io import data_dir, read_disc_law
+from segment.core.io import data_dir, read_disc_law, sha256_of
 from segment.core.tables import Table
 from segment.studies.space import ParameterSpace
 
@@ -76,7 +75,7 @@ class Form:
     def checksums(self) -> dict[str, str]:
         """sha256 of each of :meth:`files` by file name."""
         return {p.name if p.name != "space.csv" else f"{self.name}/space.csv":
-                hashlib.sha256(p.read_bytes()).hexdigest() for p in self.files()}
+                sha256_of(p) for p in self.files()}
 
 
 @functools.lru_cache(maxsize=4)

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from segment.core.io import sha256_of
 from segment.core.model import Segment
 from segment.core.published import LOAD_CASES, c5c6
 from segment.solvers.equilibrium import solve
@@ -221,7 +222,7 @@ class Population:
                         raise ValueError(f"{who}: {name} is missing, but {INPUTS_FILE} "
                                          f"records its sha256 (deleted after the calibration "
                                          f"wrote it)")
-                    got = hashlib.sha256(target.read_bytes()).hexdigest()
+                    got = sha256_of(target)
                     if got != recorded:
                         raise ValueError(f"{who}: {name} differs from what the calibration "
                                          f"wrote (sha256 {got[:12]}, {INPUTS_FILE} records "

@@ -19,7 +19,6 @@ the stored numbers).
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import platform
 import shutil
@@ -29,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from segment._version import __version__
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.core.save import save_parameters
 from segment.studies.calibration.hierarchical_forward import Forward
 from segment.studies.calibration.hierarchical_settings import NEW_LAB, default_form_path
@@ -148,7 +147,7 @@ def check_result(model, folder=None, *, members: int = 3) -> pd.DataFrame:
     rows = []
     for name, path in _input_paths().items():
         want = man.get(f"sha256 {name}", "")
-        got = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+        got = sha256_of(path) if path.is_file() else ""
         rows.append({"check": f"input {name} unchanged", "expected": want[:12],
                      "got": got[:12], "ok": bool(want) and want == got})
     pop = res["population.csv"]

@@ -24,13 +24,12 @@ the line, the row, the column and the value.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from pathlib import Path
 
 import numpy as np
 
-from segment.core.io import FACET_SIDES, LIGAMENT_NAMES, data_dir
+from segment.core.io import FACET_SIDES, LIGAMENT_NAMES, data_dir, sha256_of
 from segment.core.laws import DiscLawParameter
 from segment.core.schema import field as schema_field
 from segment.core.schema import fields_of
@@ -223,4 +222,4 @@ def read_space(path: str | Path | None = None, *, strict: bool = True) -> dict:
                 fields=tuple(out["fields"]), units=tuple(out["units"]),
                 distributions=tuple(out["distributions"]), sources=tuple(out["sources"]),
                 path=str(path), lines=tuple(out["lines"]),
-                sha256=hashlib.sha256(path.read_bytes()).hexdigest(), **arrays)
+                sha256=sha256_of(path), **arrays)

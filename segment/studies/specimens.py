@@ -31,7 +31,6 @@ failure row naming a specimen without static steps.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import math
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.core.tables import parse_number, read_text
 
 __all__ = ["DIRECTIONS", "STEPS_PER_DIRECTION", "SpecimenData", "default_failure_path",
@@ -288,8 +287,7 @@ def load_specimens(raw=None, failure=None) -> SpecimenData:
     fail = _failure_table(failure, set(order))
     return SpecimenData(steps=steps_t, frames=frames_t, failure=fail, laboratory=LABORATORY,
                         paths=(str(raw), str(failure)),
-                        sha256=(hashlib.sha256(raw.read_bytes()).hexdigest(),
-                                hashlib.sha256(failure.read_bytes()).hexdigest()))
+                        sha256=(sha256_of(raw), sha256_of(failure)))
 
 
 def _failure_table(path: Path, specimens: set[str]) -> pd.DataFrame:

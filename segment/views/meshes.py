@@ -16,7 +16,6 @@ the normals and areas of its triangles, and which selected triangles touch each 
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from scipy.sparse.csgraph import connected_components
 from segment.views.geometry import _closest_on_triangles
 
 __all__ = ["CHECKSUM_FILE", "MESH_DIR", "MESH_FILES", "TriangleMesh", "load_meshes",
-           "read_obj", "recorded_checksums", "sha256"]
+           "read_obj", "recorded_checksums"]
 
 MESH_DIR = Path(__file__).with_name("assets") / "meshes"
 """Folder of the shipped meshes, their licence, attribution and checksums."""
@@ -212,11 +211,6 @@ def load_meshes(folder: str | Path | None = None) -> dict[str, TriangleMesh]:
     ``folder``: a folder with the files of :data:`MESH_FILES` (default: the shipped ones).
     """
     return _load(Path(MESH_DIR if folder is None else folder).resolve())
-
-
-def sha256(path: str | Path) -> str:
-    """Hex SHA-256 digest of a file."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def recorded_checksums(folder: str | Path | None = None) -> dict[str, str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from segment.report.document import RUN_FILE, sha256
+from segment.core.io import sha256_of
+from segment.report.document import RUN_FILE
 from segment.studies.reference import format_reference, read_bibliography
 
 KEY = "references"
@@ -24,6 +25,6 @@ def write(rep, s) -> None:
              "next to this report, which git does not track.")
     files = [*s.params.files, *s.ref.files]
     checksums = pd.DataFrame({"file": [f"{p.parent.name}/{p.name}" for p in files],
-                              "sha256": [sha256(p) for p in files]})
+                              "sha256": [sha256_of(p) for p in files]})
     rep.table("checksums", checksums)
 

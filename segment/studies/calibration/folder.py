@@ -33,10 +33,9 @@ the form has a law) also writes
 from __future__ import annotations
 
 import csv
-import hashlib
 from pathlib import Path
 
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.core.published import c5c6
 from segment.core.save import format_value, save_parameters
 from segment.core.tables import Table
@@ -47,7 +46,7 @@ from segment.studies.forms import load_form
 from segment.studies.space import load_space
 
 __all__ = ["CALIBRATED_DIR_NAME", "INPUTS_FILE", "REGENERATE_COMMAND", "CalibratedFolder",
-           "calibrated_model", "file_rows", "read_inputs", "sha256_of",
+           "calibrated_model", "file_rows", "read_inputs",
            "shipped_calibrated_dir", "write_calibrated", "write_curve_calibration"]
 
 CALIBRATED_DIR_NAME = "calibrated"
@@ -68,11 +67,6 @@ def shipped_calibrated_dir() -> Path:
 
 
 # ---------------------------------------------------------------- shared helpers
-def sha256_of(path) -> str:
-    """The SHA-256 of a file's bytes (hex)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def file_rows(path, sha256) -> tuple[list[str], list[list[str]]] | None:
     """The header and rows of the file an input was read from, when it is still what was read
     (its SHA-256 is ``sha256``); None when it is not (changed, gone, or no file at all)."""

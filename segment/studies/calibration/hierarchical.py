@@ -78,7 +78,6 @@ gives the predictive the tails of a Student t. A parameter with ``lab_sd`` 0 in
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import time
@@ -87,7 +86,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.elements.tangent import L_EPS, L_F, L_L0
 from segment.studies.calibration.hierarchical_data import (
     _ml_error_sds,
@@ -259,12 +258,12 @@ def fit_population(model, data, *, form=None, hyper=None, moroney: bool = True,
                f"not converged after {sweep} sweeps (last change {change:.3g})")
     inputs = {Path(p).name: h for p, h in zip(data.paths, data.sha256, strict=True)}
     inputs.update({Path(p).name if Path(p).name != "space.csv" else "population/space.csv":
-                   hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in form.files()})
+                   sha256_of(p) for p in form.files()})
     if hp.sha256:
         inputs["hyperpriors.csv"] = hp.sha256
     if moroney:
         tp = data_dir() / "calibration_targets.csv"
-        inputs["calibration_targets.csv"] = hashlib.sha256(tp.read_bytes()).hexdigest()
+        inputs["calibration_targets.csv"] = sha256_of(tp)
     return PopulationFit(
         names=space.names, transform=hp.transform, a=labs, var_a=var_labs, mu=mu,
         var_mu=var_mu, tau=tau, tau_lab=tl.copy(), sigma_e=sigma_e, sigma_o=sigma_o,

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import math
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from segment.core.io import sha256_of
 from segment.core.tables import parse_number, read_text
 from segment.studies.calibration.hierarchical_settings import LOGIT_BOUND, TRANSFORMS
 
@@ -209,4 +209,4 @@ def load_hyperpriors(space, path=None) -> Hyperpriors:
                        lower=np.array(space.lower, dtype=float),
                        upper=np.array(space.upper, dtype=float),
                        sources=tuple(got[n][3] for n in space.names), path=str(path),
-                       sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+                       sha256=sha256_of(path))

@@ -8,7 +8,6 @@ magnitude (at least :data:`NEAR_ZERO` of the unit, so that a target near zero ke
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from segment.core.io import data_dir
+from segment.core.io import data_dir, sha256_of
 from segment.core.tables import PlausibleRange, Table
 from segment.studies.reference import CASES, DISPLACEMENT_COLUMNS
 
@@ -151,7 +150,7 @@ class Targets:
                    quantities=tuple(out["quantity"]), values=_frozen(out["value"]),
                    sd=_frozen(out["SD"]), sd_basis=tuple(out["SD_basis"]),
                    sources=tuple(out["source"]), path=str(path),
-                   sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+                   sha256=sha256_of(path))
 
     def subset(self, index) -> Targets:
         """The targets at ``index`` (a sequence of row numbers, 0-based)."""
