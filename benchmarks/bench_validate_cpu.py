@@ -65,6 +65,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--out", default=None, help="also write the JSON here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.repeat < 1 or args.warmup < 0:
+        ap.error(f"--repeat must be >= 1 and --warmup >= 0, got --repeat {args.repeat} "
+                 f"--warmup {args.warmup}")
     if args.child is not None:
         _child(args.child)
         return {}
