@@ -57,7 +57,8 @@ def _run(argv: list[str], *, cache: str, cwd: str, env_extra: dict | None = None
          check: bool = True) -> float:
     """Wall time [s] of ``argv``; with ``check=False`` a failing command is timed too and
     its exit code is left in :data:`EXIT_CODES` (a test run that fails is still a time)."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "SEGMENT_CACHE_DIR")}   # both under XDG_CACHE_HOME
     env["XDG_CACHE_HOME"] = cache
     env.update(env_extra or {})
     t0 = time.perf_counter()

@@ -14,6 +14,7 @@ import pytest
 
 import segment
 from segment.core.io import data_dir
+from segment.report.picture_cache import CACHE_ENV
 
 
 def pytest_collection_modifyitems(config, items):
@@ -21,6 +22,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def picture_cache(tmp_path_factory):
+    """The report's picture cache of this test run (and of the commands it starts): a folder
+    of its own, not the user's ``~/.cache`` (:mod:`segment.report.picture_cache`)."""
+    folder = tmp_path_factory.mktemp("pictures")
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = old
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +104,7 @@ class MainJob:
     returncode: int
     stderr: str
     numba_imported: bool
+    pictures: Path
 
 
 def once_per_run(tmp_path_factory, name: str, build, *, encode, decode):
@@ -145,17 +161,22 @@ def main_job(tmp_path_factory) -> MainJob:
         code = ("import sys; from segment.cli import main; code = main(['-q', 'validate']); "
                 "print(f'numba imported: {\"numba\" in sys.modules}', file=sys.stderr); "
                 "sys.exit(code)")
-        run = subprocess.run([sys.executable, "-c", code], cwd=clone, env=other_cpu_env(),
+        pictures = clone.with_name(clone.name + "-pictures")   # empty: every picture drawn
+        shutil.rmtree(pictures, ignore_errors=True)
+        run = subprocess.run([sys.executable, "-c", code], cwd=clone,
+                             env={**other_cpu_env(), CACHE_ENV: str(pictures)},
                              capture_output=True, text=True, timeout=MAIN_JOB_TIMEOUT_S,
                              check=False)
         return MainJob(clone=clone, report=clone / "validation" / "report",
                        returncode=run.returncode, stderr=run.stderr,
-                       numba_imported="numba imported: True" in run.stderr)
+                       numba_imported="numba imported: True" in run.stderr,
+                       pictures=pictures)
 
+    paths = ("clone", "report", "pictures")
     return once_per_run(
         tmp_path_factory, "clone", build,
-        encode=lambda job: {**job.__dict__, "clone": str(job.clone), "report": str(job.report)},
-        decode=lambda d: MainJob(**{**d, "clone": Path(d["clone"]), "report": Path(d["report"])}))
+        encode=lambda job: {**job.__dict__, **{k: str(getattr(job, k)) for k in paths}},
+        decode=lambda d: MainJob(**{**d, **{k: Path(d[k]) for k in paths}}))
 
 
 @pytest.fixture(scope="session")

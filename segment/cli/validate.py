@@ -17,6 +17,10 @@ def register(sub) -> None:
                         "created with its parents)")
     p.add_argument("--reference", metavar="DIR", default=None,
                    help="folder of reference CSVs (default: the packaged validation/reference)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="draw every figure and 3-D panel again instead of reading the ones "
+                        "drawn before from the same content (the cache: $SEGMENT_CACHE_DIR, "
+                        "else ~/.cache/segment/report-pictures)")
 
 
 def run(args, argv) -> int:
@@ -34,6 +38,7 @@ def run(args, argv) -> int:
     require("pyvista", "viz", "segment validate (the report's 3-D panels)")
     require("SALib", "study", "segment validate (the report's Sobol indices)")
     from segment.report import build_report
+    from segment.report.picture_cache import PictureCache
 
     log = logging.getLogger("segment.validate")
     with progress_bar(args, "validate", unit=" stages") as bar:
@@ -43,6 +48,7 @@ def run(args, argv) -> int:
             bar.update()
 
         build_report(args.out, reference_dir=args.reference, data_dir=args.data,
-                     progress=progress)
+                     progress=progress,
+                     pictures=PictureCache(None) if args.no_cache else None)
     print(f"validation report: {args.out}/report.md and {args.out}/report.html")
     return 0

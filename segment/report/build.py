@@ -15,6 +15,7 @@ from segment._version import __version__
 from segment.report.document import CSV_FLOAT_FORMAT, RUN_FILE, Report
 from segment.report.drawing import FigureDrawer, deferred_layout
 from segment.report.figures import DPI
+from segment.report.picture_cache import PictureCache
 from segment.report.sections import SECTIONS, overview
 from segment.report.study import REPORT_SOBOL_EVALUATIONS, compute_study
 
@@ -24,7 +25,8 @@ log = logging.getLogger("segment.report")
 def build_report(out_dir: str | Path = "validation/report", *, reference_dir=None,
                  data_dir=None, progress: Callable[[str], None] | None = None,
                  solver_repeat: int = 30, uncertainty_samples: int = 200,
-                 sobol_evaluations: int = REPORT_SOBOL_EVALUATIONS) -> Report:
+                 sobol_evaluations: int = REPORT_SOBOL_EVALUATIONS,
+                 pictures: PictureCache | None = None) -> Report:
     """Run the validation study and write the report into ``out_dir``.
 
     Parameters
@@ -44,6 +46,10 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     sobol_evaluations : int
         Minimum model evaluations of the report's Sobol study (seed 0); small by default to
         keep ``segment validate`` fast (``segment sensitivity`` runs >= 1e5).
+    pictures : PictureCache, optional
+        Where pictures drawn before from the same content are read and new ones kept
+        (:mod:`segment.report.picture_cache`; default :meth:`PictureCache.default`, the user's
+        cache folder). ``PictureCache(None)`` draws everything.
 
     The uncertain parameters are ``parameter_space.csv`` of ``data_dir`` when it has one,
     else the packaged file.
@@ -58,13 +64,16 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
     # this one computes the study and builds the figures: VTK releases the GIL while it
     # renders. The figures are drawn by a worker process as each section hands them over
     # (segment.report.drawing). Each render and drawing is a pure function of its inputs, so
-    # the bytes do not depend on where they were made.
+    # the bytes do not depend on where they were made, and a picture drawn before from the
+    # same inputs is read from the picture cache instead.
+    pictures = PictureCache.default() if pictures is None else pictures
     with (ThreadPoolExecutor(max_workers=1, thread_name_prefix="segment-render") as renders,
-          FigureDrawer(DPI) as draw, deferred_layout()):
+          FigureDrawer(DPI, pictures) as draw, deferred_layout()):
         study = compute_study(reference_dir=reference_dir, data_dir=data_dir, say=say,
                               solver_repeat=solver_repeat,
                               uncertainty_samples=uncertainty_samples,
-                              sobol_evaluations=sobol_evaluations, background=renders)
+                              sobol_evaluations=sobol_evaluations, background=renders,
+                              pictures=pictures)
         study.numbers = {section.KEY: n for n, section in enumerate(SECTIONS, start=1)}
         rep = Report("C5–C6 validation report", draw=draw)
         say("writing the report")
@@ -88,6 +97,11 @@ def build_report(out_dir: str | Path = "validation/report", *, reference_dir=Non
            "solver_time_ms": {row.case: row.time_ms for row in study.solver.itertuples()},
            "solver_residual_norm": {row.case: row.residual_norm
                                     for row in study.solver.itertuples()}}
+    run["pictures"] = {"cache": None if pictures.root is None else str(pictures.root),
+                       "read": pictures.hits, "drawn": pictures.misses}
     (out / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
-    say(f"report written to {out} ({runtime:.1f} s)")
+    pictures.prune()
+    reused = (f"; {pictures.hits} of {pictures.hits + pictures.misses} pictures read from "
+              f"{pictures.root}" if pictures.root is not None else "")
+    say(f"report written to {out} ({runtime:.1f} s{reused})")
     return rep

@@ -10,7 +10,9 @@ report's multi-panel figures); on a second core they overlap with the sections t
 The bytes are those of drawing the figure in the main process: a pickled figure carries every
 artist and property, the worker uses the same matplotlib, fonts and Agg backend, and the
 report sets no rcParams (``tests/test_report_drawing.py`` compares both routes byte for
-byte). The worker is started with ``spawn`` (no fork of a process that runs threads).
+byte). The worker is started with ``spawn`` (no fork of a process that runs threads), and only
+when a figure has to be drawn: a figure whose pickle is in the picture cache
+(:mod:`segment.report.picture_cache`) is read from there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import io
 import multiprocessing
 import pickle
 from concurrent.futures import Future, ProcessPoolExecutor
+
+from segment.report.picture_cache import PictureCache, figure_bytes
 
 __all__ = ["FigureDrawer", "deferred_layout", "png_bytes", "tight"]
 
@@ -67,23 +71,41 @@ def png_bytes(fig, dpi: float) -> bytes:
 class FigureDrawer:
     """A worker process that draws pickled figures (:func:`png_bytes`); a context manager.
 
-    ``drawer(fig)`` returns a Future of the PNG bytes and closes ``fig`` here.
+    ``drawer(fig)`` returns a Future of the PNG bytes and closes ``fig`` here. With a
+    ``cache``, a figure drawn before from the same pickle is read from it, and what the worker
+    draws is stored in it; the worker is started on the first figure the cache does not hold.
     """
 
-    def __init__(self, dpi: float):
+    def __init__(self, dpi: float, cache: PictureCache | None = None):
         self.dpi = dpi
-        self._pool = ProcessPoolExecutor(max_workers=1,
-                                         mp_context=multiprocessing.get_context("spawn"))
+        self.cache = cache or PictureCache(None)
+        self._pool: ProcessPoolExecutor | None = None
 
     def __call__(self, fig) -> Future:
         import matplotlib.pyplot as plt
 
-        data = pickle.dumps(fig)
+        data = figure_bytes(fig)
         plt.close(fig)
-        return self._pool.submit(png_bytes, data, self.dpi)
+        key = self.cache.key("figure", f"dpi {self.dpi!r}", data)
+        png = self.cache.get(key)
+        if png is not None:
+            done: Future = Future()
+            done.set_result(png)
+            return done
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1,
+                                             mp_context=multiprocessing.get_context("spawn"))
+        drawn = self._pool.submit(png_bytes, data, self.dpi)
+        def store(f: Future) -> None:
+            if not f.cancelled() and f.exception() is None:
+                self.cache.put(key, f.result())
+
+        drawn.add_done_callback(store)
+        return drawn
 
     def __enter__(self) -> FigureDrawer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=exc[0] is not None)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=exc[0] is not None)

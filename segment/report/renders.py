@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io as _io
+import pickle
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
+from segment.report.picture_cache import PictureCache
 from segment.solvers.equilibrium import solve
 
 POSES_MAGNIFY = 10
@@ -20,7 +22,8 @@ C5 leaving the picture. The true pose stays drawn; the panel titles and the tabl
 true values, and the caption states the factor."""
 
 
-def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
+def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY,
+                 cache: PictureCache | None = None) -> bytes:
     """PNG bytes of the 3 x 3 grid of the nine poses (pyvista, off-screen).
 
     Each panel draws C5 at its true pose and, orange, with its displacement from the unloaded
@@ -29,7 +32,16 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     colour bar (with the slack colour) below the grid and, in each panel, an orientation key
     made from that panel's camera (:func:`segment.views.viz.screen_axes`): arrows for the axes in
     the picture plane, the axis pointing at the viewer named in words, so no labels overlap.
+    With a ``cache``, a grid drawn before from the same results is read from it
+    (:mod:`segment.report.picture_cache`).
     """
+    results = [solve(model, load) for load in cases.values()]
+    cache = cache or PictureCache(None)
+    key = cache.key("render", "poses", f"magnify {magnify!r}", pickle.dumps(results))
+    return cache.cached(key, lambda: _draw_poses(results, magnify))
+
+
+def _draw_poses(results, magnify: float) -> bytes:
     import tempfile
 
     from matplotlib import colors as mcolors
@@ -37,7 +49,6 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
 
     from segment.views import viz  # imports vtk: only when the report is built
 
-    results = [solve(model, load) for load in cases.values()]
     with tempfile.TemporaryDirectory() as tmp:
         path = viz.render_grid(results, Path(tmp) / "poses.png", scalar_bar=False, axes=False,
                                magnify=magnify)
@@ -78,14 +89,11 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY) -> bytes:
     return buf.getvalue()
 
 
-def render_failures(ramps: Mapping[str, object]) -> bytes:
+def render_failures(ramps: Mapping[str, object], *,
+                    cache: PictureCache | None = None) -> bytes:
     """PNG of each case just after its first rupture within the validity limit (the last pose
     within the limit when none broke there), drawn to scale: near failure the motions are
-    large enough to see without magnification."""
-    import tempfile
-
-    from segment.views import viz
-
+    large enough to see without magnification. With a ``cache``, as :func:`render_poses`."""
     results = []
     for r in ramps.values():
         f = r.frame
@@ -93,5 +101,15 @@ def render_failures(ramps: Mapping[str, object]) -> bytes:
         k = np.flatnonzero(shown & f["event"].str.contains("ruptured: "))
         good = np.flatnonzero(shown)
         results.append(r.result_at(int(k[0]) if len(k) else int(good[-1])))
+    cache = cache or PictureCache(None)
+    key = cache.key("render", "failures", pickle.dumps(results))
+    return cache.cached(key, lambda: _draw_failures(results))
+
+
+def _draw_failures(results) -> bytes:
+    import tempfile
+
+    from segment.views import viz
+
     with tempfile.TemporaryDirectory() as tmp:
         return viz.render_grid(results, Path(tmp) / "failure.png").read_bytes()

@@ -17,6 +17,7 @@ import pandas as pd
 from segment.core.io import load_parameters
 from segment.core.published import c5c6
 from segment.elements.loads import Load
+from segment.report.picture_cache import PictureCache
 from segment.studies import validation as v
 from segment.studies.reference import CASES, ReferenceData, load_reference
 
@@ -81,12 +82,16 @@ class Study:
     poses_render: Future | None = None
     """The grid of the nine poses, started on :attr:`background` with the study (None
     without one: the section renders it)."""
+    pictures: PictureCache = field(default_factory=PictureCache)
+    """Where the 3-D renders are looked up and kept (:mod:`segment.report.picture_cache`;
+    the default keeps nothing)."""
 
-    def later(self, fn, *args) -> Future | object:
-        """``fn(*args)`` on :attr:`background` (a Future), or its value when there is none."""
+    def later(self, fn, *args, **kwargs) -> Future | object:
+        """``fn(*args, **kwargs)`` on :attr:`background` (a Future), or its value when there
+        is none."""
         if self.background is None:
-            return fn(*args)
-        return self.background.submit(fn, *args)
+            return fn(*args, **kwargs)
+        return self.background.submit(fn, *args, **kwargs)
 
     @property
     def names(self) -> list[str]:
@@ -99,7 +104,8 @@ class Study:
 
 def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], None],
                   solver_repeat: int, uncertainty_samples: int,
-                  sobol_evaluations: int, background: Executor | None = None) -> Study:
+                  sobol_evaluations: int, background: Executor | None = None,
+                  pictures: PictureCache | None = None) -> Study:
     """Load the model and references and compute the tables every section draws on.
 
     With ``background``, the 3-D grid of the nine poses is rendered there while the tables
@@ -117,10 +123,11 @@ def compute_study(*, reference_dir=None, data_dir=None, say: Callable[[str], Non
               model=model, models=v.configurations(model), cases=report_cases(params),
               space=load_space(space_file).for_model(model), space_file=space_file, say=say,
               solver_repeat=solver_repeat, uncertainty_samples=uncertainty_samples,
-              sobol_evaluations=sobol_evaluations, background=background)
+              sobol_evaluations=sobol_evaluations, background=background,
+              pictures=pictures or PictureCache())
     if background is not None:
         from segment.report.renders import render_poses  # vtk is imported on first use
-        s.poses_render = background.submit(render_poses, model, s.cases)
+        s.poses_render = background.submit(render_poses, model, s.cases, cache=s.pictures)
     say("solving the nine cases in three configurations")
     s.disp = v.displacement_table(s.models, s.cases)
     say("comparing with the references")

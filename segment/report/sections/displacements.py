@@ -27,7 +27,7 @@ def write(rep, s) -> None:
                "Main and coupled displacements (paper's Fig. 10/12 layout)")
     if s.poses_render is None:
         s.say("rendering the nine poses in 3-D")
-    rep.image("poses_3d", s.poses_render or render_poses(s.model, s.cases),
+    rep.image("poses_3d", s.poses_render or render_poses(s.model, s.cases, cache=s.pictures),
               "The nine equilibria of the intact model (C6 fixed; ligaments coloured by "
               "tension, slack ones grey; red arrows: facet forces on C5). C5 is drawn at its "
               "true pose; translucent blue: C5 at the unloaded equilibrium; orange: C5 with "

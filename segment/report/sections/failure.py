@@ -194,7 +194,8 @@ def write(rep, s) -> None:
     for k, c in enumerate(s.names, start=1):      # the longest stage: one message per case
         s.say(f"ramp {k}/{len(s.names)} to failure: {c} to {RAMP_TO_SCALE:g}x nominal")
         ramps[c] = ramp(s.model, s.cases[c], to_scale=RAMP_TO_SCALE, steps=RAMP_STEPS)
-    render = s.later(render_failures, ramps)      # beside the rest when the report allows
+    # beside the rest when the report allows
+    render = s.later(render_failures, ramps, cache=s.pictures)
     fail, seq = failure_tables(ramps, s.cases)
     limits = load_validity_limits()
     flexion = limits.bound("phi_y", 1)

@@ -1,0 +1,246 @@
+"""A content-keyed cache of the report's pictures: a picture already drawn from the same
+content on this machine is read back instead of being drawn again (issue 28).
+
+Every figure and 3-D panel of the report is recomputed from its data in every run; only the
+drawing (matplotlib's layout and rasterization, VTK's off-screen rendering) is reused, and only
+when its key matches. A key is the SHA-256 of
+
+* everything the picture is drawn from: a matplotlib figure's whole pickle (:func:`figure_bytes`,
+  which the drawing worker unpickles and draws, so the picture is a function of these bytes) or
+  a 3-D panel's equilibrium results (model, pose, forces);
+* the code that draws it: the source of every module of :mod:`segment` and the display meshes
+  (:func:`package_digest`), for the 3-D panels;
+* the drawing environment: Python, matplotlib, numpy, VTK and pyvista versions, the font file
+  matplotlib resolves, its ``matplotlibrc`` and the OSMesa library VTK renders with (path,
+  size and time of change of each file);
+* the resolution, and :data:`KEY_VERSION`.
+
+A changed number, label, colour or line of drawing code gives another key, so a stale picture
+is never served; a changed environment does too. A miss costs what the report cost without the
+cache, and ``tests/test_picture_cache.py`` checks that a warm build writes the same bytes as a
+cold one. The cache lives outside the repository, at ``$SEGMENT_CACHE_DIR`` when set, else
+``$XDG_CACHE_HOME/segment/report-pictures`` (``~/.cache/...``), like numba's and pip's caches;
+``SEGMENT_CACHE_DIR=off`` (or ``segment validate --no-cache``) turns it off. It keeps the
+:data:`MAX_ENTRIES` most recently used pictures.
+
+Why a figure's own pickle is not the key: matplotlib pickles each transform's parents as a
+dict keyed by ``id()`` (memory addresses, different in every process). :func:`figure_bytes`
+writes the same parents keyed by their order instead (the transform's ``__setstate__`` uses the
+keys only to forget a parent), which makes the bytes a function of the figure alone (measured:
+the same SHA-256 in separate processes).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import ctypes.util
+import functools
+import hashlib
+import io
+import os
+import pickle
+import platform
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+__all__ = ["CACHE_ENV", "KEY_VERSION", "MAX_ENTRIES", "PictureCache", "cache_root",
+           "figure_bytes", "package_digest"]
+
+CACHE_ENV = "SEGMENT_CACHE_DIR"
+"""Environment variable naming the cache folder (``off``: no cache)."""
+KEY_VERSION = 1
+"""Part of every key: raise it when what a key covers changes."""
+MAX_ENTRIES = 300
+"""Pictures kept (the most recently used; the report has about 35)."""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_END = b"IEND\xaeB`\x82"
+
+
+def cache_root() -> Path | None:
+    """The cache folder: ``$SEGMENT_CACHE_DIR``, else ``$XDG_CACHE_HOME/segment/
+    report-pictures`` (default ``~/.cache``); None when ``SEGMENT_CACHE_DIR`` is ``off``."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None and env.strip().lower() == "off":
+        return None
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "segment" / "report-pictures"
+
+
+def _transform_types() -> list[type]:
+    from matplotlib.transforms import TransformNode
+
+    seen, todo = set(), [TransformNode]
+    while todo:
+        cls = todo.pop()
+        if cls not in seen:
+            seen.add(cls)
+            todo.extend(cls.__subclasses__())
+    return list(seen)
+
+
+def _reduce_transform(obj):
+    """A transform as ``object.__reduce_ex__`` gives it, its parents keyed by order."""
+    state = obj.__getstate__()
+    state["_parents"] = dict(enumerate(state["_parents"].values()))
+    return copyreg.__newobj__, (type(obj),), state
+
+
+def figure_bytes(fig) -> bytes:
+    """The pickle of a matplotlib figure, the same bytes in every process for the same figure
+    (transform parents keyed by order, not ``id()``); :func:`pickle.loads` restores it."""
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+    table = copyreg.dispatch_table.copy()
+    for cls in _transform_types():
+        table[cls] = _reduce_transform
+    pickler.dispatch_table = table
+    pickler.dump(fig)
+    return buf.getvalue()
+
+
+@functools.lru_cache(maxsize=1)
+def package_digest() -> str:
+    """SHA-256 of the source of every module of :mod:`segment` and of its display meshes
+    (relative path and bytes, in sorted order): the code that draws a 3-D panel."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                   and (p.suffix == ".py" or "meshes" in p.relative_to(root).parts))
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _file_identity(path) -> str:
+    if not path:
+        return "none"
+    try:
+        p = Path(path).resolve()
+        st = p.stat()
+    except OSError:
+        return f"{path}:missing"
+    return f"{p}:{st.st_size}:{st.st_mtime_ns}"
+
+
+@functools.lru_cache(maxsize=2)
+def _environment(kind: str) -> bytes:
+    import matplotlib
+    import numpy
+    from matplotlib import font_manager
+
+    parts = [f"key {KEY_VERSION}", sys.version, platform.machine(),
+             f"matplotlib {matplotlib.__version__}", f"numpy {numpy.__version__}",
+             _file_identity(font_manager.findfont(font_manager.FontProperties())),
+             _file_identity(matplotlib.matplotlib_fname())]
+    if kind == "render":
+        osmesa = ctypes.util.find_library("OSMesa")
+        # the installed versions, not the packages: a picture read back never loads VTK
+        parts += [f"vtk {version('vtk')}", f"pyvista {version('pyvista')}",
+                  _file_identity(_library_path(osmesa)), package_digest()]
+    return "\n".join(parts).encode()
+
+
+def _library_path(name: str | None) -> str | None:
+    """The file of a shared library ``find_library`` named (searched in the usual folders)."""
+    if not name:
+        return None
+    if os.path.isabs(name):
+        return name
+    for folder in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                   "/usr/lib", "/lib"):
+        candidate = Path(folder) / name
+        if candidate.exists():
+            return str(candidate)
+    return name
+
+
+class PictureCache:
+    """PNG bytes by key in a folder (``root`` None: nothing is kept). Thread-safe: each entry
+    is written to a temporary file and renamed into place."""
+
+    def __init__(self, root: Path | None = None, max_entries: int = MAX_ENTRIES):
+        self.root = None if root is None else Path(root)
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def default(cls) -> PictureCache:
+        """The cache at :func:`cache_root` (off when that is None)."""
+        return cls(cache_root())
+
+    def key(self, kind: str, *parts: bytes | str) -> str:
+        """The key of a picture of ``kind`` (``"figure"`` or ``"render"``) drawn from
+        ``parts`` in this environment."""
+        h = hashlib.sha256(_environment(kind))
+        for part in (kind, *parts):
+            data = part.encode() if isinstance(part, str) else part
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+        return h.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.root / f"{key}.png"
+
+    def get(self, key: str) -> bytes | None:
+        """The picture stored under ``key``, or None (no cache, no entry, or not a whole
+        PNG)."""
+        if self.root is None:
+            return None
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        if not (data.startswith(PNG_SIGNATURE) and data.endswith(PNG_END)):
+            self.misses += 1
+            return None
+        try:
+            os.utime(path)          # most recently used
+        except OSError:
+            pass
+        self.hits += 1
+        return data
+
+    def put(self, key: str, png: bytes) -> None:
+        """Store ``png`` under ``key`` (best effort: a cache that cannot be written is
+        skipped)."""
+        if self.root is None:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp = self.root / f".{key}.{os.getpid()}.tmp"
+            tmp.write_bytes(png)
+            os.replace(tmp, self._path(key))
+        except OSError:
+            pass
+
+    def cached(self, key: str, make) -> bytes:
+        """The picture under ``key``, else ``make()`` stored under it."""
+        png = self.get(key)
+        if png is None:
+            png = make()
+            self.put(key, png)
+        return png
+
+    def prune(self) -> None:
+        """Keep the :attr:`max_entries` most recently used pictures."""
+        if self.root is None or not self.root.is_dir():
+            return
+        entries = []
+        for p in self.root.glob("*.png"):
+            try:
+                entries.append((p.stat().st_mtime_ns, p.name, p))
+            except OSError:
+                continue
+        entries.sort(reverse=True)
+        for _, _, p in entries[self.max_entries:]:
+            try:
+                p.unlink()
+            except OSError:
+                pass
