@@ -94,6 +94,20 @@ class ParameterSpace:
         return tuple(schema_field(t[0][0], f) for t, f in zip(self.targets, self.fields,
                                                               strict=True))
 
+    @functools.cached_property
+    def _bounds(self) -> tuple[np.ndarray, ...]:
+        """Per parameter, as arrays (D,): each field's hard limit (lower, upper, whether each
+        end is open) and its plausible range (lower, upper): :meth:`check` compares a whole
+        matrix at once."""
+        limits = [f.limit for f in self.schema_fields]
+        ranges = [f.range for f in self.schema_fields]
+        return (np.array([h.lower for h in limits], float),
+                np.array([h.upper for h in limits], float),
+                np.array([h.lower_open for h in limits], bool),
+                np.array([h.upper_open for h in limits], bool),
+                np.array([r.lower for r in ranges], float),
+                np.array([r.upper for r in ranges], float))
+
     @classmethod
     def from_csv(cls, path: str | Path | None = None, *, strict: bool = True) -> ParameterSpace:
         """Read and check a parameter-space file (default: the packaged one):
@@ -190,6 +204,11 @@ class ParameterSpace:
             m, j = np.argwhere(bad)[0]
             raise ValueError(f"parameter set {m}, {self.names[j]!r}: expected a finite number, "
                              f"got {P[m, j]}")
+        lo, hi, lo_open, hi_open, plo, phi = self._bounds
+        inside = (np.where(lo_open, P > lo, P >= lo) & np.where(hi_open, P < hi, P <= hi))
+        plausible = (P >= plo) & (P <= phi)
+        if inside.all() and (strict is None or plausible.all()):
+            return P                     # the common case: one pass, no message to build
         implausible = []
         for j, f in enumerate(self.schema_fields):
             field, col = f.name, P[:, j]
