@@ -37,8 +37,7 @@ def run(args, argv) -> int:
     require("matplotlib", "report", "segment validate (the report's figures)").use("Agg")
     require("pyvista", "viz", "segment validate (the report's 3-D panels)")
     require("SALib", "study", "segment validate (the report's Sobol indices)")
-    from segment.report import build_report
-    from segment.report.picture_cache import PictureCache
+    from segment.report import PictureCache, build_report
 
     log = logging.getLogger("segment.validate")
     with progress_bar(args, "validate", unit=" stages") as bar:

@@ -12,7 +12,9 @@ itself in order, draws the figures with matplotlib (Agg, no display needed) and 
 
 Modules: ``document`` (the block model, Markdown/HTML, how numbers are printed), ``figures``
 (matplotlib), ``renders`` (the 3-D panels), ``verdicts`` and ``findings`` (written from the
-numbers), ``study`` (what is computed once), ``sections`` (one module per section), ``build``.
+numbers), ``study`` (what is computed once), ``sections`` (one module per section),
+``drawing`` (the figures drawn in a worker process), ``picture_cache`` (pictures drawn before
+from the same content, read back), ``build``.
 
 Reference series with no values are listed as "not available"; nothing is guessed.
 """
@@ -29,6 +31,7 @@ from segment.report.figures import (
     fig_uncertainty,
 )
 from segment.report.findings import findings, pct
+from segment.report.picture_cache import PictureCache
 from segment.report.sections.failure import (
     RAMP_STEPS,
     RAMP_TO_SCALE,
@@ -41,6 +44,6 @@ from segment.report.verdicts import VERDICT_SD_FRACTION, verdict_table
 
 __all__ = ["NOT_AVAILABLE", "RAMP_STEPS", "RAMP_TO_SCALE", "REPORT_SOBOL_EVALUATIONS",
            "VERDICT_SD_FRACTION", "VOO_1998_FLEXION_PEAK_NM", "VOO_1998_FLEXION_ROTATION_DEG",
-           "Report", "build_report", "fig_coupled", "fig_curves", "fig_failure", "fig_main",
-           "fig_sensitivity_overview", "fig_sharing", "fig_tornado", "fig_uncertainty",
+           "PictureCache", "Report", "build_report", "fig_coupled", "fig_curves", "fig_failure",
+           "fig_main", "fig_sensitivity_overview", "fig_sharing", "fig_tornado", "fig_uncertainty",
            "findings", "md_table", "pct", "verdict_table"]
