@@ -172,3 +172,18 @@ def test_validate_without_the_cache_draws_everything(tmp_path, monkeypatch):
     assert seen["pictures"].root is None
     assert main(["-q", "validate", "--out", str(tmp_path / "r")]) == 0
     assert seen["pictures"] is None
+
+
+def test_a_render_key_holds_the_mesa_environment(monkeypatch):
+    """A Mesa driver variable changes the pixels VTK draws, so it changes the key."""
+    from segment.report import picture_cache
+
+    cache = PictureCache(None)
+    monkeypatch.delenv("GALLIUM_DRIVER", raising=False)
+    picture_cache._environment.cache_clear()
+    plain = cache.key("render", b"results")
+    monkeypatch.setenv("GALLIUM_DRIVER", "softpipe")
+    picture_cache._environment.cache_clear()
+    assert cache.key("render", b"results") != plain
+    assert cache.key("figure", b"results") == PictureCache(None).key("figure", b"results")
+    picture_cache._environment.cache_clear()

@@ -12,7 +12,8 @@ when its key matches. A key is the SHA-256 of
   (:func:`package_digest`), for the 3-D panels;
 * the drawing environment: Python, matplotlib, numpy, VTK and pyvista versions, the font file
   matplotlib resolves, its ``matplotlibrc`` and the OSMesa library VTK renders with (path,
-  size and time of change of each file);
+  size and time of change of each file), and the Mesa and VTK environment variables set
+  (:data:`RENDER_ENVIRONMENT`);
 * the resolution, and :data:`KEY_VERSION`.
 
 A changed number, label, colour or line of drawing code gives another key, so a stale picture
@@ -53,6 +54,9 @@ KEY_VERSION = 1
 """Part of every key: raise it when what a key covers changes."""
 MAX_ENTRIES = 300
 """Pictures kept (the most recently used; the report has about 35)."""
+RENDER_ENVIRONMENT = ("GALLIUM_", "LIBGL_", "LP_", "MESA_", "VTK_")
+"""Environment variables that can change how Mesa and VTK rasterize (the driver, llvmpipe's
+threads and SIMD width): those set are part of a 3-D panel's key."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"IEND\xaeB`\x82"
 
@@ -141,6 +145,8 @@ def _environment(kind: str) -> bytes:
         # the installed versions, not the packages: a picture read back never loads VTK
         parts += [f"vtk {version('vtk')}", f"pyvista {version('pyvista')}",
                   _file_identity(_library_path(osmesa)), package_digest()]
+        parts += [f"{k}={v}" for k, v in sorted(os.environ.items())
+                  if k.startswith(RENDER_ENVIRONMENT)]
     return "\n".join(parts).encode()
 
 
