@@ -7,12 +7,14 @@ threads of its own); a spawned worker process lays out and draws the matplotlib 
 below ``total CPU / cpus``: this script prints that bound next to the wall time, so it shows
 whether a faster report needs less work or better overlap.
 
-Each run is a new process (after ``--warmup`` runs that warm the bytecode caches) that
-measures itself: the main thread's CPU (``time.thread_time``), the whole process's
+Each run is a new process (after ``--warmup`` runs that warm the bytecode caches and fill
+a picture cache of this benchmark's own, :mod:`segment.report.picture_cache`) that measures
+itself: the main thread's CPU (``time.thread_time``), the whole process's
 (``time.process_time``: every thread) and its children's (``RUSAGE_CHILDREN``: the drawing
-worker).
+worker), and how many pictures it read from the cache and drew. ``--no-cache`` draws every
+picture in every run (what a report whose pictures all changed costs).
 
-    python benchmarks/bench_validate_cpu.py [--repeat 3] [--warmup 1] [--out FILE]
+    python benchmarks/bench_validate_cpu.py [--repeat 3] [--warmup 1] [--no-cache] [--out FILE]
 
 Prints JSON: per run and as medians [s].
 """
@@ -44,16 +46,19 @@ def _child(out: str) -> None:
     code = main(["-q", "validate", "--out", out])
     wall = time.perf_counter() - t0
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    pictures = json.loads((Path(out) / "run.json").read_text())["pictures"]
     print(json.dumps({"exit_code": code, "wall_s": wall,
+                      "pictures_read": pictures["read"], "pictures_drawn": pictures["drawn"],
                       "main_thread_cpu_s": time.thread_time() - c0,
                       "process_cpu_s": time.process_time() - p0,
                       "children_cpu_s": children.ru_utime + children.ru_stime}))
 
 
-def _run() -> dict:
+def _run(pictures: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         run = subprocess.run([sys.executable, __file__, "--child", str(Path(tmp) / "report")],
-                             cwd=tmp, capture_output=True, text=True, check=True)
+                             cwd=tmp, capture_output=True, text=True, check=True,
+                             env={**os.environ, "SEGMENT_CACHE_DIR": pictures})
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
@@ -62,6 +67,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeat", type=int, default=3, help="measured runs")
     ap.add_argument("--warmup", type=int, default=1,
                     help="unmeasured runs first (bytecode and caches; default 1)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="draw every picture in every run (no picture cache)")
     ap.add_argument("--out", default=None, help="also write the JSON here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -71,9 +78,11 @@ def main(argv=None) -> dict:
     if args.child is not None:
         _child(args.child)
         return {}
-    for _ in range(args.warmup):                    # warm: bytecode and caches
-        _run()
-    runs = [_run() for _ in progress(range(args.repeat), "warm segment validate")]
+    with tempfile.TemporaryDirectory() as cache:
+        pictures = "off" if args.no_cache else cache
+        for _ in range(args.warmup):                # warm: bytecode and pictures
+            _run(pictures)
+        runs = [_run(pictures) for _ in progress(range(args.repeat), "warm segment validate")]
     cpus = os.cpu_count() or 1
     for r in runs:
         r["other_threads_cpu_s"] = r["process_cpu_s"] - r["main_thread_cpu_s"]
@@ -81,8 +90,9 @@ def main(argv=None) -> dict:
         r["wall_bound_s"] = r["total_cpu_s"] / cpus
     keys = ("wall_s", "main_thread_cpu_s", "other_threads_cpu_s", "children_cpu_s",
             "total_cpu_s", "wall_bound_s")
-    result = {"cpus": cpus, "repeat": args.repeat,
+    result = {"cpus": cpus, "repeat": args.repeat, "picture_cache": not args.no_cache,
               "exit_codes": [r["exit_code"] for r in runs],
+              "pictures_read_drawn": [[r["pictures_read"], r["pictures_drawn"]] for r in runs],
               "median_s": {k: round(statistics.median(r[k] for r in runs), 2) for k in keys},
               "runs_s": [{k: round(r[k], 2) for k in keys} for r in runs]}
     emit(result, args.out)

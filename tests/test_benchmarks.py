@@ -57,6 +57,8 @@ def test_benchmark_script_runs(script, tmp_path):
         assert report["exit_codes"] == [0]
         run = report["runs_s"][0]
         assert run["total_cpu_s"] >= run["main_thread_cpu_s"] > 0
+        (read, drawn), = report["pictures_read_drawn"]     # no warm-up: an empty cache
+        assert read == 0 and drawn > 0
     if script == "bench_curves.py":
         assert report["each"]["converged"] == 2
         assert report["continuation"]["converged_fraction"] == 1.0

@@ -172,7 +172,9 @@ class PictureCache:
         self.root = None if root is None else Path(root)
         self.max_entries = max_entries
         self.hits = 0
+        """Pictures read back."""
         self.misses = 0
+        """Pictures asked for and not read back (to be drawn)."""
 
     @classmethod
     def default(cls) -> PictureCache:
@@ -196,6 +198,7 @@ class PictureCache:
         """The picture stored under ``key``, or None (no cache, no entry, or not a whole
         PNG)."""
         if self.root is None:
+            self.misses += 1
             return None
         path = self._path(key)
         try:
