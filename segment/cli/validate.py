@@ -20,7 +20,8 @@ def register(sub) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="draw every figure and 3-D panel again instead of reading the ones "
                         "drawn before from the same content (the cache: $SEGMENT_CACHE_DIR, "
-                        "else ~/.cache/segment/report-pictures)")
+                        "else ~/.cache/segment/report-pictures; SEGMENT_CACHE_DIR=off also "
+                        "turns it off)")
 
 
 def run(args, argv) -> int:
