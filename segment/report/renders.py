@@ -38,10 +38,13 @@ def render_poses(model, cases, *, magnify: float = POSES_MAGNIFY,
     results = [solve(model, load) for load in cases.values()]
     cache = cache or PictureCache(None)
     key = cache.key("render", "poses", f"magnify {magnify!r}", pickle.dumps(results))
-    return cache.cached(key, lambda: _draw_poses(results, magnify))
+    return cache.cached(key, lambda: _annotated_grid(results, magnify))
 
 
-def _draw_poses(results, magnify: float) -> bytes:
+def _annotated_grid(results, magnify: float) -> bytes:
+    """PNG of the 3 x 3 grid of ``results`` (pyvista) with one shared tension colour bar below
+    it and an orientation key in each panel (matplotlib): :func:`render_poses`'s picture,
+    also that of :func:`render_failures` (``magnify`` 1: no magnified copy)."""
     import tempfile
 
     from matplotlib import colors as mcolors
@@ -93,7 +96,9 @@ def render_failures(ramps: Mapping[str, object], *,
                     cache: PictureCache | None = None) -> bytes:
     """PNG of each case just after its first rupture within the validity limit (the last pose
     within the limit when none broke there), drawn to scale: near failure the motions are
-    large enough to see without magnification. With a ``cache``, as :func:`render_poses`."""
+    large enough to see without magnification. Annotated as :func:`render_poses` (one shared
+    colour bar, an orientation key in each panel). With a ``cache``, as
+    :func:`render_poses`."""
     results = []
     for r in ramps.values():
         f = r.frame
@@ -107,9 +112,4 @@ def render_failures(ramps: Mapping[str, object], *,
 
 
 def _draw_failures(results) -> bytes:
-    import tempfile
-
-    from segment.views import viz
-
-    with tempfile.TemporaryDirectory() as tmp:
-        return viz.render_grid(results, Path(tmp) / "failure.png").read_bytes()
+    return _annotated_grid(results, 1.0)

@@ -267,6 +267,10 @@ def write(rep, s) -> None:
     rep.image("failure_3d", render,
               "Each case just after its first rupture, or at its last row within the validity "
               "limit when the first rupture carried it past the limit or nothing broke, drawn "
-              "to scale (not magnified: the motions near failure are large enough to see): "
-              "ruptured strips as black torn stubs, dislocated facets as a red disc")
+              "to scale (not magnified: the motions near failure are large enough to see). "
+              "Ligaments coloured by tension on the one scale below the grid (slack ones "
+              "grey), ruptured strips as black torn stubs, red arrows: facet forces on C5 "
+              "(length proportional to the force), dislocated facets as a red disc; "
+              "translucent blue: C5 at the unloaded equilibrium. Each panel's key shows the "
+              "anatomical axes in the picture plane")
     s.extra["failure_loads"] = fail
