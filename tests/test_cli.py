@@ -575,6 +575,18 @@ def test_validate_refuses_a_missing_parent_folder_like_every_command(tmp_path, c
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_validate_refuses_allow_implausible_in_one_line(where, tmp_path, capsys):
+    """The report checks its data strictly: the option was accepted and silently ignored."""
+    argv = (["--allow-implausible", "validate"] if where == "before"
+            else ["validate", "--allow-implausible"])
+    code, out, err = run(capsys, *argv, "--out", tmp_path / "r")
+    assert code == EXIT_USAGE and out == ""
+    assert err.startswith("segment: error: --allow-implausible: the validation report checks")
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("tty", [True, False])
 @pytest.mark.parametrize("precompiled", [True, False])
 def test_a_compile_is_announced_in_a_terminal_only(tty, precompiled, capsys, monkeypatch):

@@ -84,7 +84,7 @@ def add_common(parser: argparse.ArgumentParser, *, top: bool) -> None:
                         **({"default": False} if top else kw))
     parser.add_argument("--allow-implausible", action="store_true",
                         help="load data values outside their plausible ranges with a warning "
-                             "instead of an error (not for validate: the report checks strictly)",
+                             "instead of an error (validate refuses it: its checks are strict)",
                         **({"default": False} if top else kw))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from segment.cli._common import check_output_folder, command, progress_bar
+from segment.cli._common import UsageError, check_output_folder, command, progress_bar
 
 DEFAULT_OUT = "validation/report"
 
@@ -25,6 +25,10 @@ def register(sub) -> None:
 
 
 def run(args, argv) -> int:
+    if getattr(args, "allow_implausible", False):
+        raise UsageError("--allow-implausible: the validation report checks its data strictly "
+                         "(every value within its plausible range); correct the value, or "
+                         "compare implausible data with `segment solve --allow-implausible`")
     if args.out is None:
         args.out = DEFAULT_OUT
         check_output_folder(Path(DEFAULT_OUT).parts[0], "--out")
