@@ -8,6 +8,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,21 @@ def test_prune_keeps_the_most_recently_used(tmp_path):
     assert sorted(p.stem for p in tmp_path.glob("*.png")) == sorted([keys[0], keys[3]])
 
 
+def test_prune_removes_old_temporary_files_and_never_raises(tmp_path):
+    cache = PictureCache(tmp_path)
+    old, new = tmp_path / ".abc.1.tmp", tmp_path / ".abc.2.tmp"
+    old.write_bytes(b"x")
+    new.write_bytes(b"x")
+    os.utime(old, (1e9, 1e9))
+    (tmp_path / "holiday.png").write_bytes(PNG)          # not an entry: never counted
+    cache.prune()
+    assert not old.exists() and new.exists() and (tmp_path / "holiday.png").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    PictureCache(blocker).prune()                        # a file, not a folder
+    PictureCache(tmp_path / ("a" * 300)).prune()         # a name too long for the system
+
+
 def test_an_unwritable_cache_folder_is_skipped(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -129,6 +145,13 @@ def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_root() == tmp_path / "xdg" / "segment" / "report-pictures"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert cache_root() is None
 
 
 @pytest.mark.slow
@@ -174,15 +197,17 @@ def test_validate_without_the_cache_draws_everything(tmp_path, monkeypatch):
     assert seen["pictures"] is None
 
 
-def test_a_render_key_holds_the_mesa_environment(monkeypatch):
-    """A Mesa driver variable changes the pixels VTK draws, so it changes the key."""
+@pytest.mark.parametrize("variable", ["GALLIUM_DRIVER", "DISPLAY"])
+def test_a_render_key_holds_the_mesa_and_display_environment(monkeypatch, variable):
+    """A Mesa driver variable, or a display (VTK then renders without OSMesa), changes the
+    pixels VTK draws, so it changes the key."""
     from segment.report import picture_cache
 
     cache = PictureCache(None)
-    monkeypatch.delenv("GALLIUM_DRIVER", raising=False)
+    monkeypatch.delenv(variable, raising=False)
     picture_cache._environment.cache_clear()
     plain = cache.key("render", b"results")
-    monkeypatch.setenv("GALLIUM_DRIVER", "softpipe")
+    monkeypatch.setenv(variable, "softpipe" if variable == "GALLIUM_DRIVER" else ":0")
     picture_cache._environment.cache_clear()
     assert cache.key("render", b"results") != plain
     assert cache.key("figure", b"results") == PictureCache(None).key("figure", b"results")

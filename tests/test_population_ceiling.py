@@ -74,3 +74,25 @@ def test_cutting_the_capsules_loosens_a_segment_up_to_its_posterior_removed_rota
 def test_a_hyperparameter_file_without_a_parameter_is_refused(model, hyper):
     with pytest.raises(ValueError, match="facet_gap"):
         ceiling_table(model, hyper[hyper["name"] != "facet_gap"])
+
+
+def test_the_facet_force_is_the_one_at_the_equilibrium(table, model, hyper):
+    """The force column is the facet force of the solved pose (the absolute pose, not its
+    displacement from the unloaded one): compared with segment.solve on the same member."""
+    from segment.studies.calibration.hierarchical_settings import default_form_path
+    from segment.studies.forms import load_form
+    from segment.studies.population_ceiling import settings
+
+    form = load_form(default_form_path())
+    names = list(form.space.names)
+    h = hyper.set_index("name")
+    row = table.iloc[-1]                      # Nightingale, every posterior parameter stiff
+    p = h.loc[names, "median_nightingale2002"].to_numpy(float).copy()
+    for k, v in settings(form.space)[-1][1].items():
+        p[names.index(k)] = v
+    m = form.space.apply(form.model(model), p)
+    result = segment.solve(m, segment.LOAD_CASES["AR"])
+    assert result.converged
+    force = m.state(result.q).facet_table()["force_N"].max()
+    assert force == pytest.approx(row["facet_force_N"], rel=1e-6)
+    assert row["facet_force_N"] > 10.0        # the stiff posterior elements load the facets

@@ -10,10 +10,12 @@ when its key matches. A key is the SHA-256 of
   a 3-D panel's equilibrium results (model, pose, forces);
 * the code that draws it: the source of every module of :mod:`segment` and the display meshes
   (:func:`package_digest`), for the 3-D panels;
-* the drawing environment: Python, matplotlib, numpy, VTK and pyvista versions, the font file
-  matplotlib resolves, its ``matplotlibrc`` and the OSMesa library VTK renders with (path,
-  size and time of change of each file), and the Mesa and VTK environment variables set
-  (:data:`RENDER_ENVIRONMENT`);
+* the drawing environment: Python, matplotlib, numpy, Pillow (and its zlib: it writes the
+  PNG), VTK and pyvista versions, the font file matplotlib resolves, its ``matplotlibrc`` and
+  the OSMesa library VTK renders with (path, size and time of change of each file), the code
+  that draws a figure from its bytes (:mod:`segment.report.drawing`, this module), and the
+  Mesa, VTK and display environment variables set (:data:`RENDER_ENVIRONMENT`,
+  :data:`DISPLAY_ENVIRONMENT`);
 * the resolution, and :data:`KEY_VERSION`.
 
 A changed number, label, colour or line of drawing code gives another key, so a stale picture
@@ -42,11 +44,12 @@ import os
 import pickle
 import platform
 import sys
-from importlib.metadata import version
+import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "KEY_VERSION", "MAX_ENTRIES", "PictureCache", "cache_root",
-           "figure_bytes", "package_digest"]
+__all__ = ["CACHE_ENV", "DISPLAY_ENVIRONMENT", "KEY_VERSION", "MAX_ENTRIES",
+           "RENDER_ENVIRONMENT", "PictureCache", "cache_root", "figure_bytes", "package_digest"]
 
 CACHE_ENV = "SEGMENT_CACHE_DIR"
 """Environment variable naming the cache folder (``off``: no cache)."""
@@ -57,6 +60,9 @@ MAX_ENTRIES = 300
 RENDER_ENVIRONMENT = ("GALLIUM_", "LIBGL_", "LP_", "MESA_", "VTK_")
 """Environment variables that can change how Mesa and VTK rasterize (the driver, llvmpipe's
 threads and SIMD width): those set are part of a 3-D panel's key."""
+DISPLAY_ENVIRONMENT = ("DISPLAY", "WAYLAND_DISPLAY")
+"""With a display VTK renders through the system's OpenGL, without one through OSMesa
+(:mod:`segment.views.render`): these variables are part of a 3-D panel's key too."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_END = b"IEND\xaeB`\x82"
 
@@ -69,7 +75,12 @@ def cache_root() -> Path | None:
         return None
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:                # no home folder: no cache
+            return None
     return Path(base) / "segment" / "report-pictures"
 
 
@@ -135,19 +146,41 @@ def _environment(kind: str) -> bytes:
     import matplotlib
     import numpy
     from matplotlib import font_manager
+    from PIL import features
 
     parts = [f"key {KEY_VERSION}", sys.version, platform.machine(),
              f"matplotlib {matplotlib.__version__}", f"numpy {numpy.__version__}",
+             f"Pillow {_installed('Pillow')} zlib {features.version('zlib')} zlib-ng "
+             f"{features.check_feature('zlib_ng')}",
              _file_identity(font_manager.findfont(font_manager.FontProperties())),
-             _file_identity(matplotlib.matplotlib_fname())]
+             _file_identity(matplotlib.matplotlib_fname()), _drawing_digest()]
     if kind == "render":
         osmesa = ctypes.util.find_library("OSMesa")
         # the installed versions, not the packages: a picture read back never loads VTK
-        parts += [f"vtk {version('vtk')}", f"pyvista {version('pyvista')}",
+        parts += [f"vtk {_installed('vtk')}", f"pyvista {_installed('pyvista')}",
                   _file_identity(_library_path(osmesa)), package_digest()]
         parts += [f"{k}={v}" for k, v in sorted(os.environ.items())
-                  if k.startswith(RENDER_ENVIRONMENT)]
+                  if k.startswith(RENDER_ENVIRONMENT) or k in DISPLAY_ENVIRONMENT]
     return "\n".join(parts).encode()
+
+
+def _installed(distribution: str) -> str:
+    """The installed version of a distribution, or ``unknown`` (a package installed without
+    its metadata, or under another name)."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _drawing_digest() -> str:
+    """SHA-256 of the code that turns a figure's bytes into a PNG: the drawing module
+    (:mod:`segment.report.drawing`) and this one."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in ("drawing.py", "picture_cache.py"):
+        h.update(hashlib.sha256((here / name).read_bytes()).digest())
+    return h.hexdigest()
 
 
 def _library_path(name: str | None) -> str | None:
@@ -238,18 +271,21 @@ class PictureCache:
         return png
 
     def prune(self) -> None:
-        """Keep the :attr:`max_entries` most recently used pictures."""
-        if self.root is None or not self.root.is_dir():
+        """Keep the :attr:`max_entries` most recently used pictures, and remove temporary
+        files a failed write left more than an hour ago. Best effort: never raises."""
+        if self.root is None:
             return
-        entries = []
-        for p in self.root.glob("*.png"):
-            try:
-                entries.append((p.stat().st_mtime_ns, p.name, p))
-            except OSError:
-                continue
-        entries.sort(reverse=True)
-        for _, _, p in entries[self.max_entries:]:
-            try:
-                p.unlink()
-            except OSError:
-                pass
+        try:
+            entries = []
+            for p in self.root.iterdir():
+                st = p.stat()
+                if p.suffix == ".png" and len(p.stem) == 64:
+                    entries.append((st.st_mtime_ns, p.name, p))
+                elif p.suffix == ".tmp" and p.name.startswith(".") and \
+                        time.time() - st.st_mtime > 3600:
+                    p.unlink(missing_ok=True)
+            entries.sort(reverse=True)
+            for _, _, p in entries[self.max_entries:]:
+                p.unlink(missing_ok=True)
+        except OSError:
+            pass

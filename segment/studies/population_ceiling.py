@@ -99,16 +99,16 @@ def _median_column(lab: str) -> str:
 
 
 def _coupling(m) -> tuple[float, float]:
-    """Coupled lateral bending phi_x [deg] and the force of the more loaded facet [N] at
-    1.8 N m in AR."""
+    """Coupled lateral bending phi_x [deg] (from the unloaded pose) and the force of the
+    more loaded facet [N] at the equilibrium of 1.8 N m in AR."""
     F = mode_load("axial-rotation", [MOMENT_NM / 3, 2 * MOMENT_NM / 3, MOMENT_NM])
     sol = solve_packed(tuple(x[None] for x in m._packed[:3]), F, pts=m._packed[3])
     if not sol.converged[0, -1]:
         return np.nan, np.nan
-    q = sol.displacement[0, -1]
     lb_dof, _ = MODES["lateral-bending"]
-    force = m.state(q).facet_table()["force_N"].to_numpy(float)
-    return float(np.degrees(q[lb_dof])), float(force.max()) if force.size else 0.0
+    coupled = float(np.degrees(sol.displacement[0, -1, lb_dof]))   # from the unloaded pose
+    force = m.state(sol.q[0, -1]).facet_table()["force_N"].to_numpy(float)   # at the pose
+    return coupled, float(force.max()) if force.size else 0.0
 
 
 def ceiling_table(model, hyper: pd.DataFrame, *, form=None) -> pd.DataFrame:

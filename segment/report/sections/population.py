@@ -301,7 +301,8 @@ def _ceiling(rep, s, t, lb, ar, pop) -> None:
     calibrated = c.groupby("member", sort=False).head(1)
     cut = calibrated["capsules_cut_AR_fraction"]
     stiff = c.groupby("member", sort=False).tail(1)
-    at_one = float(np.mean(pop["ratio_axial-rotation"].to_numpy(float) >= 0.99))
+    ratios = pop["ratio_axial-rotation"].to_numpy(float)
+    at_one = float(np.mean(ratios[np.isfinite(ratios)] >= 0.99))
     cl_upper = last[new]["ref_strain_CL"]
     text = [
         "The table below measures why the axial-rotation ratio stays high. Each "
@@ -320,8 +321,8 @@ def _ceiling(rep, s, t, lb, ar, pop) -> None:
         "after bilateral 100 % facetectomy."]
     if facets_coplanar(s.model):
         text.append(
-            "Both facet faces of the model lie in one plane (`data/facets.csv`: one "
-            "inclination, the same anterior-posterior and vertical position), so a rotation "
+            "Both facet faces of the model lie in one plane (`data/facets.csv`: parallel "
+            "faces, each centre in the other's plane), so a rotation "
             "about their common normal (axial rotation with coupled lateral bending) slides "
             "both faces within it.")
     text.append(
@@ -329,8 +330,9 @@ def _ceiling(rep, s, t, lb, ar, pop) -> None:
         f"{abs(first[new]['coupled_LB_deg']):.1f}° of lateral bending and its more loaded "
         f"facet carries {first[new]['facet_force_N']:.1f} N; as calibrated, the median "
         f"members with both capsules cut turn {_pct(cut.min())} to {_pct(cut.max())} of "
-        "their posterior-removed rotation: what their posterior elements carry in axial "
-        "rotation is the capsules' tension.")
+        "their posterior-removed rotation"
+        + (": what their posterior elements carry in axial rotation is mostly the capsules' "
+           "tension." if cut.min() >= 0.9 else "."))
     text.append(
         f"Nightingale's median member (facet gap {first[nig]['facet_gap_mm']:.2f} mm, capsule "
         f"reference strain {first[nig]['ref_strain_CL']:+.3f}) has the ratio "
@@ -350,7 +352,10 @@ def _ceiling(rep, s, t, lb, ar, pop) -> None:
         f"{stiff['ratio_AR'].min():.2f}–{stiff['ratio_AR'].max():.2f} (Moroney "
         f"{ar['moroney']:.2f}) and the lateral-bending ratio to "
         f"{stiff['ratio_LB'].min():.2f}–{stiff['ratio_LB'].max():.2f} (Moroney "
-        f"{lb['moroney']:.2f}).")
+        f"{lb['moroney']:.2f}), and the more loaded facet carries "
+        f"{stiff['facet_force_N'].min():.0f}–{stiff['facet_force_N'].max():.0f} N.")
+    if c.drop(columns=["member", "setting"]).isna().to_numpy().any():
+        text.append("A row with an empty value is one whose equilibrium failed.")
     if _shares_inverted(c, lb, ar):
         text.append(
             "In every row the model's posterior elements take a larger share of lateral "
