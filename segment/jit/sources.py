@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["CONSTANT_MODULES", "PACKAGE_DIR", "digest", "kernel_files"]
+__all__ = ["CONSTANT_MODULES", "PACKAGE_DIR", "digest", "files_digest", "kernel_files"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 """The ``segment`` source folder."""
@@ -45,13 +45,19 @@ def kernel_files(source_dir: Path = PACKAGE_DIR) -> list[Path]:
     return sorted(chosen, key=lambda p: p.relative_to(source_dir).as_posix())
 
 
-def digest(source_dir: Path = PACKAGE_DIR) -> str:
-    """SHA-256 (hex) of the relative path and bytes of every file of :func:`kernel_files`."""
+def files_digest(paths, source_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 (hex) of the relative path (to ``source_dir``) and bytes of each of ``paths``,
+    in the order given."""
     source_dir = Path(source_dir)
     h = hashlib.sha256()
-    for path in kernel_files(source_dir):
-        h.update(path.relative_to(source_dir).as_posix().encode())
+    for path in paths:
+        h.update(Path(path).relative_to(source_dir).as_posix().encode())
         h.update(b"\0")
-        h.update(path.read_bytes())
+        h.update(Path(path).read_bytes())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def digest(source_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 (hex) of the relative path and bytes of every file of :func:`kernel_files`."""
+    return files_digest(kernel_files(source_dir), source_dir)

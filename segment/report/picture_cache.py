@@ -48,6 +48,8 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from segment.jit.sources import PACKAGE_DIR, files_digest
+
 __all__ = ["CACHE_ENV", "DISPLAY_ENVIRONMENT", "KEY_VERSION", "MAX_ENTRIES",
            "RENDER_ENVIRONMENT", "PictureCache", "cache_root", "figure_bytes", "package_digest"]
 
@@ -120,14 +122,11 @@ def figure_bytes(fig) -> bytes:
 def package_digest() -> str:
     """SHA-256 of the source of every module of :mod:`segment` and of its display meshes
     (relative path and bytes, in sorted order): the code that draws a 3-D panel."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                   and (p.suffix == ".py" or "meshes" in p.relative_to(root).parts))
-    for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(p.read_bytes()).digest())
-    return h.hexdigest()
+    files = sorted((p for p in PACKAGE_DIR.rglob("*") if p.is_file()
+                    and "__pycache__" not in p.parts
+                    and (p.suffix == ".py" or "meshes" in p.relative_to(PACKAGE_DIR).parts)),
+                   key=lambda p: p.relative_to(PACKAGE_DIR).as_posix())
+    return files_digest(files)
 
 
 def _file_identity(path) -> str:
@@ -176,11 +175,7 @@ def _installed(distribution: str) -> str:
 def _drawing_digest() -> str:
     """SHA-256 of the code that turns a figure's bytes into a PNG: the drawing module
     (:mod:`segment.report.drawing`) and this one."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for name in ("drawing.py", "picture_cache.py"):
-        h.update(hashlib.sha256((here / name).read_bytes()).digest())
-    return h.hexdigest()
+    return files_digest([PACKAGE_DIR / "report" / "drawing.py", Path(__file__).resolve()])
 
 
 def _library_path(name: str | None) -> str | None:
